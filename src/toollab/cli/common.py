@@ -1,0 +1,93 @@
+"""Shared CLI plumbing: error handling, ``--json`` output, progress bars.
+
+Human-facing output (tables, progress) goes to stderr through :data:`console`, so that with
+``--json`` stdout holds exactly one JSON object.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from toollab.errors import BackendError, InputError, ToolLabError
+
+console = Console(stderr=True)
+F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
+
+JsonOpt = typer.Option(False, "--json", help="Print one JSON object on stdout and nothing else there.")
+
+
+def emit_json(obj: Any) -> None:
+    """Write ``obj`` as the single JSON object on stdout."""
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def fail(message: str, code: int = 2) -> None:
+    console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    raise typer.Exit(code)
+
+
+def handle_errors(fn: F) -> F:
+    """Turn toollab's typed errors into one clear line on stderr and an exit code.
+
+    Bad input (files, schemas, flags) exits 2; an environment failure exits 3.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except InputError as exc:
+            fail(exc.format(), 2)
+        except BackendError as exc:
+            fail(str(exc), 3)
+        except ToolLabError as exc:
+            fail(str(exc), 2)
+        except FileNotFoundError as exc:
+            fail(f"{exc.filename}: no such file", 2)
+        return None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def progress(transient: bool = False) -> Progress:
+    """A rich progress bar with count, elapsed time and ETA, on stderr."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=transient,
+        disable=not console.is_terminal and False,
+    )
+
+
+def track(items: Iterable[T], total: int | None, description: str, quiet: bool = False) -> Iterator[T]:
+    """Iterate with a progress bar unless ``quiet``."""
+    if quiet:
+        yield from items
+        return
+    with progress() as bar:
+        task = bar.add_task(description, total=total)
+        for item in items:
+            yield item
+            bar.advance(task)

@@ -1,0 +1,48 @@
+"""The ``toollab`` command line."""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+app = typer.Typer(
+    name="toollab",
+    help="toollab: make small open LLMs good tool users, and prove it.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# each module adds its verbs with ``register(app)``; the order is the order of ``--help``
+_COMMAND_MODULES = [
+    "toollab.cli.data_cmd",
+    "toollab.cli.tools_cmd",
+]
+
+
+def _register() -> None:
+    for mod in _COMMAND_MODULES:
+        importlib.import_module(mod).register(app)
+
+
+_register()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
+) -> None:
+    if version:
+        from importlib.metadata import version as v
+
+        typer.echo(v("toollab"))
+        raise typer.Exit()
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,151 @@
+"""The backend interface: one small abstract method.
+
+A backend turns a :class:`ChatRequest` (messages, offered tools, decoding options) into a
+:class:`ModelOutput` (text and/or native tool calls, token usage, timings).  Everything else
+(sync wrappers, bounded-concurrency batches, error capture) is shared here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toollab.schema import Tool, ToolCall
+
+Message = dict[str, Any]
+
+
+class GenerateOptions(BaseModel):
+    """Decoding options.  Greedy by default; ``seed`` reaches sampling."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_tokens: int = 256
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int = 0
+    stop: list[str] = Field(default_factory=list)
+    #: constrain the output to this JSON Schema (llama.cpp grammar / ``response_format``)
+    json_schema: dict[str, Any] | None = None
+    #: constrain the output with a raw GBNF grammar (llama.cpp only)
+    grammar: str | None = None
+    #: let the server use its native ``tools`` / ``tool_calls`` when it has them
+    native_tools: bool = True
+
+
+class ChatRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    messages: list[Message]
+    tools: list[Tool] = Field(default_factory=list)
+    options: GenerateOptions = Field(default_factory=GenerateOptions)
+    #: free-form tag carried through (e.g. the instance id)
+    tag: str | None = None
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+
+
+class Timings(BaseModel):
+    total_s: float = 0.0
+    prompt_s: float | None = None
+    generation_s: float | None = None
+
+
+class ModelOutput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = ""
+    #: calls returned natively by the backend (OpenAI ``tool_calls``); None when not used
+    tool_calls: list[ToolCall] | None = None
+    usage: Usage = Field(default_factory=Usage)
+    timings: Timings = Field(default_factory=Timings)
+    finish_reason: str | None = None
+    #: set when the request failed; the run records it on the instance and goes on
+    error: str | None = None
+    tag: str | None = None
+
+
+class Model(ABC):
+    """Base of every backend.  Subclasses implement :meth:`request` only."""
+
+    #: the model string it was built from, e.g. ``"bundled:smollm2-135m"``
+    name: str = "model"
+    #: whether the backend can constrain output with a JSON Schema / grammar
+    supports_constraints: bool = False
+    #: how many requests it makes sense to run at once (1 for in-process CPU backends)
+    max_concurrency: int = 1
+
+    @abstractmethod
+    async def request(self, req: ChatRequest) -> ModelOutput:
+        """Answer one request.  May raise :class:`toollab.errors.BackendError`."""
+
+    # -- shared conveniences --------------------------------------------------------------
+    async def safe_request(self, req: ChatRequest) -> ModelOutput:
+        """:meth:`request`, with any failure recorded on the output instead of raised."""
+        t0 = time.perf_counter()
+        try:
+            out = await self.request(req)
+        except Exception as exc:
+            return ModelOutput(
+                error=f"{type(exc).__name__}: {exc}",
+                timings=Timings(total_s=time.perf_counter() - t0),
+                tag=req.tag,
+            )
+        if out.tag is None:
+            out.tag = req.tag
+        return out
+
+    async def batch(
+        self, reqs: Sequence[ChatRequest], concurrency: int | None = None
+    ) -> list[ModelOutput]:
+        """Run many requests with bounded concurrency; order is preserved, failures recorded."""
+        sem = asyncio.Semaphore(max(1, concurrency or self.max_concurrency))
+
+        async def one(r: ChatRequest) -> ModelOutput:
+            async with sem:
+                return await self.safe_request(r)
+
+        return list(await asyncio.gather(*(one(r) for r in reqs)))
+
+    def generate(
+        self,
+        messages: list[Message],
+        tools: list[Tool] | None = None,
+        options: GenerateOptions | None = None,
+        **kw: Any,
+    ) -> ModelOutput:
+        """Synchronous single request (raises on failure)."""
+        opts = options or GenerateOptions(**kw)
+        return run_sync(
+            self.request(ChatRequest(messages=messages, tools=tools or [], options=opts))
+        )
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources (files, servers, threads)."""
+
+    def __enter__(self) -> Model:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def run_sync(coro: Any) -> Any:
+    """Run a coroutine from synchronous code, also when an event loop is already running."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1) as ex:
+        return ex.submit(asyncio.run, coro).result()

@@ -1,0 +1,111 @@
+"""What a parser returns, and the parser registry.
+
+Every parser turns model text into exactly one of: calls, an explicit *no call* (possibly with an
+answer text), or a format error with its reason.  Parsers never raise on model output: malformed
+output is data to score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import Enum
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toollab.errors import UsageError, did_you_mean
+from toollab.schema import Decision, ToolCall
+
+
+class ParseStatus(str, Enum):
+    CALLS = "calls"
+    NO_CALL = "no_call"
+    ERROR = "error"
+
+
+class ParseResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    status: ParseStatus
+    calls: list[ToolCall] = Field(default_factory=list)
+    #: the answer text for a no-call, or text around the calls (a thought)
+    text: str | None = None
+    thought: str | None = None
+    #: why the output could not be read (status == ERROR)
+    error: str | None = None
+    #: decision read from the output (DEER markers), when the format carries one
+    decision: Decision | None = None
+    #: format-specific details (e.g. DEER: which markers were seen)
+    details: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def ok(cls, calls: list[ToolCall], **kw: Any) -> ParseResult:
+        return cls(status=ParseStatus.CALLS, calls=calls, **kw)
+
+    @classmethod
+    def no_call(cls, text: str | None = None, **kw: Any) -> ParseResult:
+        return cls(status=ParseStatus.NO_CALL, text=text, **kw)
+
+    @classmethod
+    def fail(cls, reason: str, **kw: Any) -> ParseResult:
+        return cls(status=ParseStatus.ERROR, error=reason, **kw)
+
+    @property
+    def is_error(self) -> bool:
+        return self.status is ParseStatus.ERROR
+
+
+class Parser(Protocol):
+    name: str
+
+    def parse(self, text: str) -> ParseResult: ...
+
+
+_PARSERS: dict[str, Callable[[], Parser]] = {}
+
+
+def register_parser(name: str) -> Callable[[Callable[[], Parser]], Callable[[], Parser]]:
+    """Decorator: register a parser factory (a class or a zero-argument function) under ``name``."""
+
+    def deco(factory: Callable[[], Parser]) -> Callable[[], Parser]:
+        _PARSERS[name] = factory
+        return factory
+
+    return deco
+
+
+def parser_names() -> list[str]:
+    _load_builtin()
+    return sorted(_PARSERS)
+
+
+def get_parser(name: str) -> Parser:
+    _load_builtin()
+    if name not in _PARSERS:
+        raise UsageError(
+            f"unknown output format {name!r}{did_you_mean(name, list(_PARSERS))}; "
+            f"known: {', '.join(sorted(_PARSERS))}"
+        )
+    return _PARSERS[name]()
+
+
+def parse(text: str, fmt: str) -> ParseResult:
+    """Parse ``text`` in output format ``fmt``; never raises on the text."""
+    return safe_parse(get_parser(fmt), text)
+
+
+def safe_parse(parser: Parser, text: Any) -> ParseResult:
+    """Run a parser, turning any unexpected exception into a format error."""
+    if not isinstance(text, str):
+        return ParseResult.fail(f"output is not text but {type(text).__name__}")
+    try:
+        return parser.parse(text)
+    except RecursionError:
+        return ParseResult.fail("output nested too deeply to parse")
+    except Exception as exc:  # a parser bug must not crash a run; it is reported as data
+        return ParseResult.fail(f"parser {parser.name!r} failed: {type(exc).__name__}: {exc}")
+
+
+def _load_builtin() -> None:
+    # importing the package registers the built-in parsers
+    import toollab.parsing  # noqa: F401

@@ -1,0 +1,220 @@
+"""Tool calls and call graphs.
+
+A :class:`ToolCall` is a tool name, its arguments and an optional id.  An argument may be a
+:class:`Ref` to an earlier call's output: Seal-Tools writes these as the string ``"API_call_N"``
+(each call lists the labels of its outputs in ``responses``); toollab reads and writes that
+convention and holds the reference as a typed :class:`Ref` in between.  Serialised as JSON a
+reference is ``{"$ref": "API_call_N"}``.
+
+A list of calls is a call graph: calls without references between them are parallel, a call
+that references another is nested.  :func:`dependencies` and :func:`levels` expose that structure
+to the executor.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
+
+REF_KEY = "$ref"
+SEAL_REF = re.compile(r"^API_call_\d+$")
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A reference to the output of an earlier call.
+
+    ``label`` is the output's name (Seal-Tools: ``"API_call_3"``); ``call`` is the index of the
+    producing call once the graph is linked; ``field`` the output field it picks (``None`` = the
+    whole output).
+    """
+
+    label: str
+    call: int | None = None
+    field: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {REF_KEY: self.label}
+
+
+def _refs_to_json(value: Any) -> Any:
+    if isinstance(value, Ref):
+        return value.to_json()
+    if isinstance(value, dict):
+        return {k: _refs_to_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_refs_to_json(v) for v in value]
+    return value
+
+
+def _refs_from_json(value: Any) -> Any:
+    if isinstance(value, dict):
+        if len(value) == 1 and REF_KEY in value and isinstance(value[REF_KEY], str):
+            return Ref(value[REF_KEY])
+        return {k: _refs_from_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_refs_from_json(v) for v in value]
+    return value
+
+
+def iter_refs(value: Any) -> list[Ref]:
+    """Every :class:`Ref` inside an argument value, depth first."""
+    out: list[Ref] = []
+    if isinstance(value, Ref):
+        out.append(value)
+    elif isinstance(value, dict):
+        for v in value.values():
+            out.extend(iter_refs(v))
+    elif isinstance(value, list | tuple):
+        for v in value:
+            out.extend(iter_refs(v))
+    return out
+
+
+class ToolCall(BaseModel):
+    """One call of one tool."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    id: str | None = None
+    #: labels of this call's outputs that later calls may reference (Seal-Tools ``responses``)
+    outputs: list[str] = Field(default_factory=list)
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _load_refs(cls, v: Any) -> Any:
+        if v is None:
+            return {}
+        return _refs_from_json(v) if isinstance(v, dict) else v
+
+    @field_serializer("arguments")
+    def _dump_refs(self, v: dict[str, Any]) -> dict[str, Any]:
+        return _refs_to_json(v)
+
+    @property
+    def refs(self) -> list[Ref]:
+        return iter_refs(self.arguments)
+
+    # -- OpenAI ``tool_calls`` format ----------------------------------------------------------
+    def to_openai(self) -> dict[str, Any]:
+        return {
+            "id": self.id or "",
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "arguments": json.dumps(_refs_to_json(self.arguments), ensure_ascii=False),
+            },
+        }
+
+    @classmethod
+    def from_openai(cls, data: dict[str, Any]) -> ToolCall:
+        fn = data.get("function", data)
+        args = fn.get("arguments", {})
+        if isinstance(args, str):
+            args = json.loads(args) if args.strip() else {}
+        return cls(name=fn["name"], arguments=args, id=data.get("id") or None)
+
+    # -- Seal-Tools format --------------------------------------------------------------------
+    def to_seal(self) -> dict[str, Any]:
+        return {
+            "api": self.name,
+            "parameters": to_seal_value(self.arguments),
+            "responses": list(self.outputs),
+        }
+
+
+class GoldCall(ToolCall):
+    """A reference call.  ``arguments`` holds the canonical value of each argument;
+    ``acceptable`` (BFCL) lists every acceptable value per argument, where ``""`` means the
+    argument may be omitted."""
+
+    acceptable: dict[str, list[Any]] = Field(default_factory=dict)
+
+
+def to_seal_value(value: Any) -> Any:
+    """Refs back to Seal-Tools' ``"API_call_N"`` strings."""
+    if isinstance(value, Ref):
+        return value.label
+    if isinstance(value, dict):
+        return {k: to_seal_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_seal_value(v) for v in value]
+    return value
+
+
+def _link_value(value: Any, producers: dict[str, tuple[int, str | None]]) -> Any:
+    if isinstance(value, Ref):
+        if value.label in producers:
+            idx, field = producers[value.label]
+            return Ref(value.label, idx, field)
+        return value
+    if isinstance(value, str) and value in producers:
+        idx, field = producers[value]
+        return Ref(value, idx, field)
+    if isinstance(value, dict):
+        return {k: _link_value(v, producers) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_link_value(v, producers) for v in value]
+    return value
+
+
+def link_calls(
+    calls: list[ToolCall], return_fields: dict[str, list[str]] | None = None
+) -> list[ToolCall]:
+    """Turn output labels used as argument values into linked :class:`Ref` objects.
+
+    A string argument equal to an output label of an *earlier* call becomes a reference to it.
+    ``return_fields`` maps a tool name to its ordered output fields so the n-th label of a call
+    picks the n-th field (Seal-Tools' convention); without it a reference means the whole output.
+    Calls are copied, never changed in place.
+    """
+    producers: dict[str, tuple[int, str | None]] = {}
+    out: list[ToolCall] = []
+    for i, call in enumerate(calls):
+        args = _link_value(call.arguments, producers)
+        out.append(call.model_copy(update={"arguments": args}))
+        fields = (return_fields or {}).get(call.name, [])
+        for j, label in enumerate(call.outputs):
+            if label not in producers:
+                field = fields[j] if j < len(fields) and len(call.outputs) > 1 else None
+                producers[label] = (i, field)
+    return out
+
+
+def dependencies(calls: list[ToolCall]) -> list[set[int]]:
+    """For each call, the indices of the earlier calls whose outputs it uses."""
+    producers: dict[str, int] = {}
+    deps: list[set[int]] = []
+    for i, call in enumerate(calls):
+        d: set[int] = set()
+        for ref in call.refs:
+            if ref.call is not None and ref.call < i:
+                d.add(ref.call)
+            elif ref.label in producers:
+                d.add(producers[ref.label])
+        deps.append(d)
+        for label in call.outputs:
+            producers.setdefault(label, i)
+    return deps
+
+
+def levels(calls: list[ToolCall]) -> list[list[int]]:
+    """Group call indices into waves: every call's dependencies lie in an earlier wave."""
+    deps = dependencies(calls)
+    depth: list[int] = []
+    for d in deps:
+        depth.append(1 + max((depth[j] for j in d), default=-1))
+    waves: dict[int, list[int]] = {}
+    for i, lv in enumerate(depth):
+        waves.setdefault(lv, []).append(i)
+    return [waves[k] for k in sorted(waves)]
+
+
+def is_nested(calls: list[ToolCall]) -> bool:
+    return any(dependencies(calls))

@@ -1,0 +1,78 @@
+"""Prompt templates: one definition serves training-data rendering, inference and parsing.
+
+A template knows how to show tools to a model (system prompt), how a correct answer looks
+(:meth:`Template.render_calls` / :meth:`Template.render_answer`, used for training data and by the
+``oracle`` model) and how to read the model's text back (:meth:`Template.parse`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any
+
+from toollab.errors import UsageError, did_you_mean
+from toollab.parsing import ParseResult, get_parser, safe_parse
+from toollab.schema import Instance, Tool, ToolCall
+
+Message = dict[str, Any]
+
+
+class Template(ABC):
+    name: str = ""
+    #: the parser (``toollab.parsing`` registry name) that reads this template's outputs
+    parser: str = ""
+
+    @abstractmethod
+    def system_prompt(self, tools: list[Tool]) -> str:
+        """The system text that documents ``tools`` and the output format."""
+
+    @abstractmethod
+    def render_calls(self, calls: list[ToolCall]) -> str:
+        """The assistant text that makes exactly these calls."""
+
+    def render_answer(self, text: str | None) -> str:
+        """The assistant text for an explicit no-call / final answer."""
+        return text or ""
+
+    def messages(self, instance: Instance, tools: list[Tool] | None = None) -> list[Message]:
+        """Chat messages for an instance: system prompt + the conversation."""
+        msgs: list[Message] = [
+            {"role": "system", "content": self.system_prompt(tools if tools is not None else instance.tools)}
+        ]
+        if instance.messages:
+            msgs.extend(m for m in instance.messages if m.get("role") != "system")
+        else:
+            msgs.append({"role": "user", "content": instance.query})
+        return msgs
+
+    def parse(self, text: str) -> ParseResult:
+        return safe_parse(get_parser(self.parser), text)
+
+
+_TEMPLATES: dict[str, Callable[[], Template]] = {}
+
+
+def register_template(name: str) -> Callable[[Callable[[], Template]], Callable[[], Template]]:
+    def deco(factory: Callable[[], Template]) -> Callable[[], Template]:
+        _TEMPLATES[name] = factory
+        return factory
+
+    return deco
+
+
+def template_names() -> list[str]:
+    import toollab.templates  # noqa: F401  (registers the built-ins)
+
+    return sorted(_TEMPLATES)
+
+
+def get_template(name: str) -> Template:
+    import toollab.templates  # noqa: F401
+
+    if name not in _TEMPLATES:
+        raise UsageError(
+            f"unknown template {name!r}{did_you_mean(name, list(_TEMPLATES))}; "
+            f"known: {', '.join(sorted(_TEMPLATES))}"
+        )
+    return _TEMPLATES[name]()
