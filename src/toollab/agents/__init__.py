@@ -1,0 +1,32 @@
+"""Agents: drive a model through a template over one instance (see :mod:`toollab.agents.base`).
+
+Built-in: ``single`` (prompt → model → parse, the default), ``react`` (ToolEyes-style
+Thought / Action / Observation loop with tool execution) and ``deer`` (DEER's two-round,
+teacher-forced inference).
+"""
+
+from toollab.agents.base import (
+    Agent,
+    AgentOptions,
+    Environment,
+    agent_names,
+    environment_for,
+    get_agent,
+    register_agent,
+)
+from toollab.agents.deer import DeerAgent
+from toollab.agents.react import ReactAgent
+from toollab.agents.single import SingleTurnAgent
+
+__all__ = [
+    "Agent",
+    "AgentOptions",
+    "DeerAgent",
+    "Environment",
+    "ReactAgent",
+    "SingleTurnAgent",
+    "agent_names",
+    "environment_for",
+    "get_agent",
+    "register_agent",
+]

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -39,7 +40,9 @@ def emit_json(obj: Any) -> None:
 
 
 def fail(message: str, code: int = 2) -> None:
-    console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    console.print(
+        f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True, soft_wrap=True
+    )
     raise typer.Exit(code)
 
 

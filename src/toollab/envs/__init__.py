@@ -1,0 +1,53 @@
+"""Built-in executable environments (deterministic, offline).
+
+Each environment offers tools with JSON schemas, executes calls against a state and judges a
+program by its final state (see :mod:`toollab.envs.base`).  ``get_env(name)`` builds one;
+``env_names()`` lists them.
+"""
+
+from toollab.envs.base import (
+    CheckResult,
+    EnvError,
+    Environment,
+    Execution,
+    dict_prf,
+    env_class,
+    env_names,
+    get_env,
+    register_env,
+)
+
+# importing the modules registers the built-in environments, in this order
+from toollab.envs import home_search, trip_booking, weather, favourites, spreadsheet, household  # noqa: E402, I001
+from toollab.envs import scenarios  # noqa: E402
+
+#: ToolEyes scenario code -> full name
+SCENARIOS = {
+    "TG": "text generation",
+    "DU": "data understanding",
+    "RS": "real-time search",
+    "AM": "application manipulation",
+    "PL": "personal life",
+    "IR": "information retrieval",
+    "FT": "financial transactions",
+}
+
+__all__ = [
+    "SCENARIOS",
+    "CheckResult",
+    "EnvError",
+    "Environment",
+    "Execution",
+    "dict_prf",
+    "env_class",
+    "env_names",
+    "favourites",
+    "get_env",
+    "home_search",
+    "household",
+    "register_env",
+    "scenarios",
+    "spreadsheet",
+    "trip_booking",
+    "weather",
+]

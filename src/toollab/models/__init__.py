@@ -1,0 +1,49 @@
+"""Model backends behind one interface (:class:`Model`), chosen by a ``provider:model`` string.
+
+>>> model = load_model("fake:")            # or "bundled:smollm2-135m" (the default),
+>>> model.generate([{"role": "user", "content": "hi"}]).text  # "llamacpp:/m.gguf", "openai:m@url", "hf:dir"
+'hi'
+"""
+
+from toollab.models.base import (
+    ChatRequest,
+    GenerateOptions,
+    Message,
+    Model,
+    ModelOutput,
+    Timings,
+    Usage,
+    run_sync,
+)
+from toollab.models.fake import FakeModel
+from toollab.models.prefix import PrefixStore, order_for_reuse
+from toollab.models.registry import (
+    DEFAULT_MODEL,
+    ModelSpec,
+    get_provider,
+    load_model,
+    parse_model_spec,
+    provider_names,
+    register_provider,
+)
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "ChatRequest",
+    "FakeModel",
+    "GenerateOptions",
+    "Message",
+    "Model",
+    "ModelOutput",
+    "ModelSpec",
+    "PrefixStore",
+    "Timings",
+    "Usage",
+    "get_provider",
+    "load_model",
+    "order_for_reuse",
+    "parse_model_spec",
+    "provider_names",
+    "register_provider",
+    "run_sync",
+]

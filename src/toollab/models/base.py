@@ -39,11 +39,16 @@ class GenerateOptions(BaseModel):
 
 
 class ChatRequest(BaseModel):
+    """One request.  Either chat ``messages`` (rendered with the model's chat template) or a
+    pre-rendered ``prompt`` that is completed verbatim (DEER-style prompts, prefix reuse)."""
+
     model_config = ConfigDict(extra="forbid")
 
-    messages: list[Message]
+    messages: list[Message] = Field(default_factory=list)
     tools: list[Tool] = Field(default_factory=list)
     options: GenerateOptions = Field(default_factory=GenerateOptions)
+    #: complete this text verbatim instead of rendering ``messages`` (no chat template)
+    prompt: str | None = None
     #: free-form tag carried through (e.g. the instance id)
     tag: str | None = None
 

@@ -1,0 +1,37 @@
+"""Reports over run directories: a self-contained HTML page and a markdown summary.
+
+``write_report(["runs/a", "runs/b"], "report.html")`` writes ``report.html`` and ``report.md``
+beside it, comparing the runs side by side.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from toollab.report.html import render_html
+from toollab.report.markdown import render_markdown
+from toollab.report.runs import RunView, fmt_value, load_run, load_runs
+
+
+def write_report(
+    run_dirs: list[str | Path], out: str | Path, title: str = "toollab evaluation report"
+) -> tuple[Path, Path, list[RunView]]:
+    """Write the HTML page to ``out`` and the markdown summary beside it (``.md``)."""
+    runs = load_runs(run_dirs)
+    html_path = Path(out)
+    html_path.parent.mkdir(parents=True, exist_ok=True)
+    html_path.write_text(render_html(runs, title), encoding="utf-8")
+    md_path = html_path.with_suffix(".md")
+    md_path.write_text(render_markdown(runs, title), encoding="utf-8")
+    return html_path, md_path, runs
+
+
+__all__ = [
+    "RunView",
+    "fmt_value",
+    "load_run",
+    "load_runs",
+    "render_html",
+    "render_markdown",
+    "write_report",
+]

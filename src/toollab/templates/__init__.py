@@ -1,5 +1,28 @@
-"""Prompt templates (see :mod:`toollab.templates.base`)."""
+"""Prompt templates (see :mod:`toollab.templates.base`).
+
+Built-in: ``json``, ``seal``, ``python`` (BFCL), ``react`` (ToolEyes), ``hermes``, ``deer`` and
+``chat`` (the model's own chat template when it takes ``tools=``).
+"""
 
 from toollab.templates.base import Template, get_template, register_template, template_names
+from toollab.templates.chat_template import ChatTemplate
+from toollab.templates.deer_tpl import DeerTemplate
+from toollab.templates.hermes_tpl import HermesTemplate
+from toollab.templates.json_tpl import JsonTemplate
+from toollab.templates.python_tpl import PythonTemplate
+from toollab.templates.react_tpl import ReactTemplate
+from toollab.templates.seal_tpl import SealTemplate
 
-__all__ = ["Template", "get_template", "register_template", "template_names"]
+__all__ = [
+    "ChatTemplate",
+    "DeerTemplate",
+    "HermesTemplate",
+    "JsonTemplate",
+    "PythonTemplate",
+    "ReactTemplate",
+    "SealTemplate",
+    "Template",
+    "get_template",
+    "register_template",
+    "template_names",
+]

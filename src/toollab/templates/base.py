@@ -8,7 +8,7 @@ A template knows how to show tools to a model (system prompt), how a correct ans
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from toollab.errors import UsageError, did_you_mean
@@ -22,6 +22,12 @@ class Template(ABC):
     name: str = ""
     #: the parser (``toollab.parsing`` registry name) that reads this template's outputs
     parser: str = ""
+    #: how many calls one assistant turn can express (``None``: any number)
+    max_calls: int | None = None
+    #: whether a call may use another call's output (:class:`toollab.schema.Ref`)
+    supports_refs: bool = True
+    #: whether the rendering carries a call's output labels (Seal-Tools ``responses``)
+    carries_outputs: bool = False
 
     @abstractmethod
     def system_prompt(self, tools: list[Tool]) -> str:
@@ -38,7 +44,10 @@ class Template(ABC):
     def messages(self, instance: Instance, tools: list[Tool] | None = None) -> list[Message]:
         """Chat messages for an instance: system prompt + the conversation."""
         msgs: list[Message] = [
-            {"role": "system", "content": self.system_prompt(tools if tools is not None else instance.tools)}
+            {
+                "role": "system",
+                "content": self.system_prompt(tools if tools is not None else instance.tools),
+            }
         ]
         if instance.messages:
             msgs.extend(m for m in instance.messages if m.get("role") != "system")
@@ -48,6 +57,25 @@ class Template(ABC):
 
     def parse(self, text: str) -> ParseResult:
         return safe_parse(get_parser(self.parser), text)
+
+    # -- one definition for training data, inference and parsing ------------------------------
+    def can_express(self, calls: Sequence[ToolCall]) -> bool:
+        """Whether :meth:`render_calls` can write these calls so that :meth:`parse` reads them back."""
+        if not calls:
+            return False
+        if self.max_calls is not None and len(calls) > self.max_calls:
+            return False
+        return self.supports_refs or not any(c.refs for c in calls)
+
+    def target(self, instance: Instance) -> str:
+        """The gold assistant text for an instance: its calls, or its answer when it has none."""
+        if instance.gold:
+            return self.render_calls(list(instance.gold))
+        return self.render_answer(instance.answer)
+
+    def training_example(self, instance: Instance) -> dict[str, Any]:
+        """``{"messages": prompt messages, "completion": gold assistant text}`` for fine-tuning."""
+        return {"messages": self.messages(instance), "completion": self.target(instance)}
 
 
 _TEMPLATES: dict[str, Callable[[], Template]] = {}

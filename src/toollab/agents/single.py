@@ -1,0 +1,156 @@
+"""The default agent: one prompt, one model call, one parse.
+
+The prompt is the template's messages for the instance; the model's text is read back with the
+template's parser (native ``tool_calls`` from the backend are taken as they are).
+
+With ``constrained`` on, decoding follows the call policy the instance implies
+(:meth:`toollab.models.policy.CallPolicy.for_instance`: one call for single-call tasks, a
+call / no-call decision first where no-call is legal) through a JSON Schema the backend enforces.
+The constrained JSON is kept in ``metadata["constrained_raw"]`` and the calls are rendered in the
+template's syntax as ``raw``, so scorers that re-read ``raw`` with a benchmark's own rule see the
+same calls.
+"""
+
+from __future__ import annotations
+
+import time
+
+from toollab.agents.base import (
+    AgentOptions,
+    execute_program,
+    failed_parse,
+    read_output,
+    register_agent,
+    timings_of,
+    usage_of,
+)
+from toollab.eval.record import Prediction
+from toollab.models.base import ChatRequest, GenerateOptions, Model, ModelOutput
+from toollab.parsing import ParseResult
+from toollab.schema import Instance
+from toollab.templates.base import Template
+
+
+@register_agent("single")
+class SingleTurnAgent:
+    """Prompt → model → parse, once."""
+
+    name = "single"
+    stepwise = False
+
+    async def run(
+        self, instance: Instance, model: Model, template: Template, options: AgentOptions
+    ) -> Prediction:
+        t0 = time.perf_counter()
+        messages = template.messages(instance)
+        gen = options.generate.model_copy(deep=True)
+        stops = getattr(template, "stop", None)
+        if stops:
+            gen.stop = list(dict.fromkeys([*gen.stop, *stops]))
+        if options.constrained:
+            pred = await self._constrained(instance, model, template, messages, gen, t0)
+            return _execute(pred, instance, options)
+        req = ChatRequest(messages=messages, tools=list(instance.tools), options=gen, tag=instance.id)
+        out = await model.safe_request(req)
+        if out.error:
+            return _failure(instance, messages, [out], out.error, t0)
+        raw, parsed = read_output(out, template)
+        metadata: dict[str, object] = {"finish_reason": out.finish_reason}
+        if out.tool_calls:
+            metadata["native_tool_calls"] = True
+        pred = Prediction(
+            id=instance.id,
+            prompt=messages,
+            raw=raw,
+            parsed=parsed,
+            usage=usage_of([out]),
+            timings=_timings([out], t0),
+            metadata=metadata,
+        )
+        return _execute(pred, instance, options)
+
+    async def _constrained(
+        self,
+        instance: Instance,
+        model: Model,
+        template: Template,
+        messages: list[dict[str, object]],
+        gen: GenerateOptions,
+        t0: float,
+    ) -> Prediction:
+        from toollab.models.policy import CallPolicy, run_policy
+
+        policy = CallPolicy.for_instance(instance)
+        gen = gen.model_copy(update={"stop": []})  # the schema ends the answer, not stop strings
+        outcome = await run_policy(
+            model, messages, list(instance.tools), policy, gen, tag=instance.id
+        )
+        errors = [o.error for o in outcome.outputs if o.error]
+        if errors:
+            return _failure(instance, messages, outcome.outputs, errors[-1], t0)
+        parsed: ParseResult = outcome.result
+        if parsed.calls:
+            raw = template.render_calls(list(parsed.calls))
+        elif not parsed.is_error:
+            raw = template.render_answer(parsed.text)
+        else:
+            raw = outcome.raw
+        return Prediction(
+            id=instance.id,
+            prompt=messages,
+            raw=raw,
+            parsed=parsed,
+            usage=usage_of(outcome.outputs),
+            timings=_timings(outcome.outputs, t0),
+            metadata={
+                "constrained_raw": outcome.raw,
+                "policy": policy.model_dump(mode="json"),
+                "finish_reason": outcome.outputs[-1].finish_reason if outcome.outputs else None,
+            },
+        )
+
+
+def _execute(pred: Prediction, instance: Instance, options: AgentOptions) -> Prediction:
+    """Run the parsed program in the instance's environment, when it has one."""
+    if pred.error or pred.parsed is None or options.environment is None:
+        return pred
+    env = options.environment(instance)
+    if env is None:
+        return pred
+    if pred.parsed.is_error:
+        pred.execution = {
+            "crashed": True,
+            "error": f"unparsable output: {pred.parsed.error}",
+            "reason": "format",
+            "success": False,
+            "f1": 0.0,
+        }
+        return pred
+    pred.execution = execute_program(env, instance, list(pred.parsed.calls))
+    return pred
+
+
+def _timings(outputs: list[ModelOutput], t0: float) -> dict[str, float]:
+    timings = timings_of(outputs)
+    timings["total_s"] = time.perf_counter() - t0
+    return timings
+
+
+def _failure(
+    instance: Instance,
+    messages: list[dict[str, object]],
+    outputs: list[ModelOutput],
+    error: str,
+    t0: float,
+) -> Prediction:
+    """The record of an instance whose model call failed: scored as a failure."""
+    return Prediction(
+        id=instance.id,
+        prompt=messages,
+        raw="",
+        parsed=failed_parse(error),
+        error=error,
+        usage=usage_of(outputs),
+        timings=_timings(outputs, t0),
+        metadata={"finish_reason": outputs[-1].finish_reason if outputs else None},
+    )

@@ -1,0 +1,206 @@
+"""``toollab chat``: try a model with tools interactively.
+
+A person types a message; the model answers in the chosen template's format; its calls are
+parsed, run through the tool executor, shown with their results and fed back to the model until it
+answers without a call (or ``--max-steps`` is reached).  ``/reset`` clears the conversation,
+``/exit`` (or end of input) leaves.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.panel import Panel
+from rich.text import Text
+
+from toollab.cli.common import console, handle_errors
+from toollab.models.base import ChatRequest, GenerateOptions, Message, Model, ModelOutput, run_sync
+from toollab.schema import Tool, ToolCall
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json", exclude_none=True)
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _show_call(call: ToolCall) -> str:
+    args = ", ".join(
+        f"{k}={json.dumps(_plain(v), ensure_ascii=False)}"
+        for k, v in call.model_dump()["arguments"].items()
+    )
+    return f"{call.name}({args})"
+
+
+class ChatSession:
+    """The conversation state and one turn of it; independent of the terminal for testing."""
+
+    def __init__(
+        self,
+        model: Model,
+        template: Any,
+        tools: list[Tool],
+        executor: Any | None,
+        options: GenerateOptions,
+        max_steps: int = 4,
+    ) -> None:
+        self.model = model
+        self.template = template
+        self.tools = tools
+        self.executor = executor
+        self.options = options
+        self.max_steps = max_steps
+        self.messages: list[Message] = []
+        self.reset()
+
+    def reset(self) -> None:
+        self.messages = [{"role": "system", "content": self.template.system_prompt(self.tools)}]
+
+    def _ask(self) -> ModelOutput:
+        req = ChatRequest(messages=list(self.messages), tools=self.tools, options=self.options)
+        out: ModelOutput = run_sync(self.model.safe_request(req))
+        return out
+
+    def _execute(self, calls: list[ToolCall]) -> list[Any]:
+        if self.executor is None:
+            return [{"error": "no tools loaded (start with --tools FILE)"} for _ in calls]
+        results = self.executor.execute(calls)
+        if inspect.isawaitable(results):
+            results = run_sync(results)
+        return list(results) if isinstance(results, list | tuple) else [results]
+
+    def turn(self, text: str) -> str | None:
+        """Handle one user message; prints the calls, results and answer; returns the answer."""
+        self.messages.append({"role": "user", "content": text})
+        for _ in range(self.max_steps):
+            out = self._ask()
+            if out.error:
+                console.print(f"[bold red]model error:[/] {out.error}", highlight=False)
+                self.messages.pop()
+                return None
+            if out.tool_calls:
+                calls, answer = out.tool_calls, None
+            else:
+                parsed = self.template.parse(out.text)
+                if parsed.is_error:
+                    console.print(Panel(Text(out.text), title="model output", border_style="dim"))
+                    console.print(
+                        f"[yellow]could not read the output:[/] {parsed.error}", highlight=False
+                    )
+                    self.messages.append({"role": "assistant", "content": out.text})
+                    return None
+                calls, answer = parsed.calls, parsed.text
+            if not calls:
+                reply = answer if answer is not None else out.text
+                console.print(
+                    Panel(
+                        Text(reply.strip() or "(empty answer)"),
+                        title="answer",
+                        border_style="green",
+                    )
+                )
+                self.messages.append({"role": "assistant", "content": out.text})
+                return reply
+            assistant: Message = {"role": "assistant", "content": out.text}
+            if out.tool_calls:
+                assistant["tool_calls"] = [c.to_openai() for c in out.tool_calls]
+            self.messages.append(assistant)
+            results = self._execute(calls)
+            for i, call in enumerate(calls):
+                result = _plain(results[i]) if i < len(results) else {"error": "no result"}
+                shown = json.dumps(result, ensure_ascii=False, default=str)
+                console.print(f"[bold magenta]call[/] {_show_call(call)}", highlight=False)
+                console.print(f"  [cyan]→[/] {shown}", highlight=False)
+                msg: Message = {"role": "tool", "name": call.name, "content": shown}
+                if call.id:
+                    msg["tool_call_id"] = call.id
+                self.messages.append(msg)
+        console.print(f"[yellow]stopped after {self.max_steps} rounds of calls[/]")
+        return None
+
+
+def _load_tools(path: Path | None) -> tuple[list[Tool], Any]:
+    if path is None:
+        return [], None
+    from toollab.tools import Executor, ToolPool
+
+    pool = ToolPool.load(path)
+    return list(pool.tools), Executor(pool)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("chat")
+    @handle_errors
+    def chat(
+        model: str = typer.Option(
+            "bundled:smollm2-135m",
+            "--model",
+            "-m",
+            help="Model string, e.g. bundled:smollm2-135m, llamacpp:/m.gguf, openai:m@url, hf:dir, fake:script.json.",
+        ),
+        tools_file: Path | None = typer.Option(
+            None,
+            "--tools",
+            "-t",
+            help="Tool file (JSON/YAML tool schemas or a Python module of @tool functions).",
+        ),
+        template: str = typer.Option(
+            "json",
+            "--template",
+            help="Prompt template (json, hermes, python, react, seal, chat, ...).",
+        ),
+        max_tokens: int = typer.Option(256, "--max-tokens", help="Tokens per model turn."),
+        max_steps: int = typer.Option(
+            4, "--max-steps", help="Rounds of calls per message before giving up."
+        ),
+        temperature: float = typer.Option(0.0, "--temperature", help="0 = greedy."),
+        seed: int = typer.Option(0, "--seed", help="Sampling seed."),
+        native: bool = typer.Option(
+            False,
+            "--native/--no-native",
+            help="Use the server's native tool calls (OpenAI-compatible backends).",
+        ),
+    ) -> None:
+        """Chat with a model that can call tools: see its calls, their results and the answer."""
+        from toollab.models.registry import load_model
+        from toollab.templates import get_template
+
+        tpl = get_template(template)
+        tools, executor = _load_tools(tools_file)
+        with console.status(f"loading {model}"):
+            m = load_model(model)
+        opts = GenerateOptions(
+            max_tokens=max_tokens, temperature=temperature, seed=seed, native_tools=native
+        )
+        session = ChatSession(m, tpl, tools, executor, opts, max_steps=max_steps)
+        names = ", ".join(t.name for t in tools) or "none"
+        console.print(f"[bold]{m.name}[/] · template {template} · tools: {names}", highlight=False)
+        console.print("[dim]/reset clears the conversation, /exit leaves[/]")
+        try:
+            while True:
+                console.print("[bold cyan]you>[/] ", end="")
+                line = sys.stdin.readline()
+                if not line:
+                    console.print()
+                    break
+                text = line.strip()
+                if not text:
+                    continue
+                if text in ("/exit", "/quit"):
+                    break
+                if text == "/reset":
+                    session.reset()
+                    console.print("[dim]conversation cleared[/]")
+                    continue
+                session.turn(text)
+        finally:
+            m.close()

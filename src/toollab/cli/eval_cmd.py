@@ -1,0 +1,252 @@
+"""``toollab eval``, ``toollab score``, ``toollab report``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.progress import Progress, TaskID
+from rich.table import Table
+
+from toollab.cli.common import JsonOpt, console, emit_json, handle_errors, progress
+from toollab.errors import UsageError
+from toollab.eval.record import Prediction
+
+OptionOpt = typer.Option(
+    [],
+    "--option",
+    "-o",
+    help="Dataset adapter option KEY=VALUE, repeatable (e.g. splits=test_in_domain).",
+)
+MetricsOpt = typer.Option(
+    [],
+    "--metrics",
+    help="Scorers to run (repeatable or comma-separated; globs like 'seal*' allowed). "
+    "Default: every scorer that applies to the dataset.",
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("eval")(eval_cmd)
+    app.command("score")(score_cmd)
+    app.command("report")(report_cmd)
+
+
+class _Bar:
+    """The runner's progress sink: a rich bar with count, elapsed time and ETA on stderr."""
+
+    def __init__(self, description: str) -> None:
+        self.description = description
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
+        self.errors = 0
+
+    def start(self, total: int, completed: int) -> None:
+        self.bar = progress()
+        self.bar.start()
+        self.task = self.bar.add_task(self.description, total=total, completed=completed)
+
+    def advance(self, pred: Prediction) -> None:
+        if pred.error:
+            self.errors += 1
+        if self.bar is not None and self.task is not None:
+            self.bar.advance(self.task)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def print_results(results: dict[str, Any], title: str) -> None:
+    """Every scorer's figures as one table on stderr."""
+    from toollab.report.runs import fmt_value
+
+    table = Table(title=title, title_justify="left")
+    table.add_column("scorer")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    ci = results.get("ci95") or {}
+    for scorer, figs in (results.get("metrics") or {}).items():
+        for i, (name, value) in enumerate(figs.items()):
+            table.add_row(scorer if i == 0 else "", name, fmt_value(value, ci.get(scorer, {}).get(name)))
+    console.print(table)
+    c = results.get("counts") or {}
+    console.print(
+        f"{c.get('predictions', 0)} predictions over {c.get('instances', 0)} instances"
+        f" × {c.get('repeats', 1)} repeat(s): {c.get('errors', 0)} failed "
+        f"({c.get('timeouts', 0)} timed out), {c.get('parse_errors', 0)} unparsable, "
+        f"{c.get('no_call', 0)} no-call",
+        highlight=False,
+    )
+
+
+@handle_errors
+def eval_cmd(
+    model: str = typer.Option(
+        "bundled:smollm2-135m",
+        "--model",
+        "-m",
+        help="Model string (provider:model), e.g. bundled:smollm2-135m, llamacpp:/m.gguf, "
+        "openai:NAME@URL, oracle (gold answers), fake:/script.json.",
+    ),
+    data: Path = typer.Option(..., "--data", "-d", help="Dataset folder or file (upstream layout)."),
+    fmt: str = typer.Option(
+        ..., "--format", "-f", help="Dataset format: seal-tools, bfcl, deer, tooleyes, toollab."
+    ),
+    option: list[str] = OptionOpt,
+    agent: str | None = typer.Option(
+        None,
+        "--agent",
+        "-a",
+        help="Agent: single (default), react (ToolEyes loop; default for tooleyes), "
+        "deer (two rounds; default for deer).",
+    ),
+    template: str | None = typer.Option(
+        None,
+        "--template",
+        "-t",
+        help="Prompt template (default by format: seal, python, deer, react; else json).",
+    ),
+    metrics: list[str] = MetricsOpt,
+    limit: int | None = typer.Option(None, "--limit", "-n", min=0, help="Only the first N instances."),
+    repeats: int = typer.Option(1, "--repeats", "-k", min=1, help="Run every instance k times; figures get mean ± 95 % CI."),
+    seed: int = typer.Option(0, "--seed", help="Sampling seed; repeat r uses seed + r."),
+    constrained: bool = typer.Option(
+        False,
+        "--constrained/--no-constrained",
+        help="Constrain decoding to the call schema (backends that support it).",
+    ),
+    max_tokens: int | None = typer.Option(
+        None, "--max-tokens", min=1, help="Tokens per model turn (default 256; DEER 128)."
+    ),
+    temperature: float = typer.Option(0.0, "--temperature", min=0.0, help="0 = greedy."),
+    top_p: float = typer.Option(1.0, "--top-p", min=0.0, max=1.0),
+    max_turns: int = typer.Option(9, "--max-turns", min=1, help="Turns of multi-step agents."),
+    timeout: float | None = typer.Option(
+        None, "--timeout", min=0.001, help="Seconds per instance; a slower one is recorded as timed out."
+    ),
+    concurrency: int | None = typer.Option(
+        None, "--concurrency", min=1, help="Requests in flight (default: what the backend handles)."
+    ),
+    out: Path = typer.Option(..., "--out", help="Run directory (created; an existing run with the same options is resumed)."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Run a model over a dataset and score it.
+
+    Writes OUT/run.json (configuration), OUT/predictions.jsonl (one prediction per line, made
+    durable as it completes) and OUT/results.json (every applicable metric). Interrupted runs
+    continue where they stopped when the same command is run again.
+    """
+    from toollab.cli.data_cmd import parse_options
+    from toollab.eval.runner import EvalConfig, run_eval
+
+    config = EvalConfig(
+        model=model,
+        data=str(data),
+        format=fmt,
+        data_options=parse_options(option),
+        agent=agent,
+        template=template,
+        metrics=list(metrics),
+        limit=limit,
+        repeats=repeats,
+        seed=seed,
+        constrained=constrained,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        top_p=top_p,
+        max_turns=max_turns,
+        timeout=timeout,
+        concurrency=concurrency,
+    )
+    bar = _Bar(f"eval {model}")
+    try:
+        outcome = run_eval(config, out, progress=bar)
+    except KeyboardInterrupt:
+        bar.close()
+        console.print(
+            f"[yellow]interrupted[/]: the predictions so far are saved in {out}; "
+            "run the same command again to continue"
+        )
+        raise typer.Exit(130) from None
+    finally:
+        bar.close()
+    if outcome.repaired_bytes:
+        console.print(
+            f"cut a partial last line ({outcome.repaired_bytes} bytes) left by an interrupted run",
+            highlight=False,
+        )
+    if outcome.resumed:
+        console.print(
+            f"resumed: {outcome.previous} predictions were already done, {outcome.new} new",
+            highlight=False,
+        )
+    if json_out:
+        emit_json({"out": str(out), **outcome.results})
+        return
+    print_results(outcome.results, f"{outcome.config['dataset_name']} · {model}")
+    console.print(f"results: {Path(out) / 'results.json'}", highlight=False)
+
+
+@handle_errors
+def score_cmd(
+    predictions: Path = typer.Argument(..., help="A predictions.jsonl file (e.g. RUN_DIR/predictions.jsonl)."),
+    data: str | None = typer.Option(
+        None, "--data", "-d", help="Dataset path (default: from the run.json beside the file)."
+    ),
+    fmt: str | None = typer.Option(None, "--format", "-f", help="Dataset format (with --data)."),
+    option: list[str] = OptionOpt,
+    metrics: list[str] = MetricsOpt,
+    out: Path | None = typer.Option(None, "--out", help="Also write the results to this JSON file."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Rescore a predictions file with no model: every applicable metric (or --metrics)."""
+    from toollab.cli.data_cmd import parse_options
+    from toollab.eval.rescore import rescore
+    from toollab.eval.store import write_json_atomic
+
+    if predictions.is_dir():
+        predictions = predictions / "predictions.jsonl"
+    results = rescore(
+        predictions,
+        data=data,
+        fmt=fmt,
+        options=parse_options(option) or None,
+        metrics=list(metrics) or None,
+    )
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(out, results)
+    if json_out:
+        emit_json(results)
+        return
+    print_results(results, f"{results['dataset']['name']} · {predictions}")
+    if out is not None:
+        console.print(f"results: {out}", highlight=False)
+
+
+@handle_errors
+def report_cmd(
+    runs: list[Path] = typer.Argument(..., help="Run directories to compare (side by side)."),
+    out: Path = typer.Option(Path("report.html"), "--out", help="HTML file to write; report.md goes beside it."),
+    title: str = typer.Option("toollab evaluation report", "--title", help="Page title."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Write a self-contained HTML report (summary table, per-category bars, error types, runs
+    side by side) and a markdown summary next to it."""
+    from toollab.report import write_report
+
+    if out.suffix.lower() == ".md":
+        raise UsageError("--out names the HTML file (the markdown summary is written beside it)")
+    html_path, md_path, views = write_report(list(runs), out, title)
+    if json_out:
+        emit_json(
+            {
+                "html": str(html_path),
+                "markdown": str(md_path),
+                "runs": [{"label": v.label, "path": str(v.path), "metrics": v.metrics} for v in views],
+            }
+        )
+        return
+    console.print(f"report: {html_path}\nsummary: {md_path}", highlight=False)

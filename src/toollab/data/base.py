@@ -1,0 +1,263 @@
+"""The :class:`Dataset` every adapter returns, the adapter registry and :func:`load_dataset`.
+
+An adapter reads one upstream benchmark's files as they are published and turns every record into
+a :class:`toollab.schema.Instance`.  Adapters register under a format name
+(``@register_adapter``); :func:`get_adapter` finds them, with a did-you-mean hint for typos.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+from toollab.data.stats import compute_stats
+from toollab.errors import InputError, UsageError, did_you_mean
+from toollab.schema import Instance, Tool
+
+
+@dataclass
+class Dataset:
+    """Instances of one benchmark plus the pool of every tool they (or the tool files) define."""
+
+    name: str
+    format: str
+    instances: list[Instance]
+    tools: list[Tool] = field(default_factory=list)
+    path: Path | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    #: adapter-specific counts shown by ``toollab data inspect`` (e.g. ToolEyes' control tools)
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        seen: set[str] = set()
+        for inst in self.instances:
+            if inst.id in seen:
+                raise InputError(f"duplicate instance id {inst.id!r}", path=self.path)
+            seen.add(inst.id)
+        self._index: dict[str, int] | None = None
+
+    def __len__(self) -> int:
+        return len(self.instances)
+
+    def __iter__(self) -> Iterator[Instance]:
+        return iter(self.instances)
+
+    def __getitem__(self, i: int) -> Instance:
+        return self.instances[i]
+
+    @property
+    def ids(self) -> list[str]:
+        return [inst.id for inst in self.instances]
+
+    @property
+    def fingerprint(self) -> str:
+        """A stable hash of the instance ids (in order): tells runs on different data apart."""
+        h = hashlib.sha256()
+        for inst_id in self.ids:
+            h.update(inst_id.encode("utf-8"))
+            h.update(b"\n")
+        return h.hexdigest()[:16]
+
+    def by_id(self, inst_id: str) -> Instance:
+        if self._index is None:
+            self._index = {inst.id: i for i, inst in enumerate(self.instances)}
+        if inst_id not in self._index:
+            raise InputError(f"no instance {inst_id!r} in dataset {self.name!r}", path=self.path)
+        return self.instances[self._index[inst_id]]
+
+    def tool(self, name: str) -> Tool | None:
+        for t in self.tools:
+            if t.name == name:
+                return t
+        return None
+
+    def subset(self, instances: Iterable[Instance], name: str | None = None) -> Dataset:
+        """The same dataset restricted to ``instances`` (the tool pool is kept)."""
+        return Dataset(
+            name=name or self.name,
+            format=self.format,
+            instances=list(instances),
+            tools=self.tools,
+            path=self.path,
+            options=dict(self.options),
+            details=dict(self.details),
+        )
+
+    def head(self, n: int) -> Dataset:
+        return self.subset(self.instances[: max(n, 0)])
+
+    def filter(self, pred: Callable[[Instance], bool]) -> Dataset:
+        return self.subset(i for i in self.instances if pred(i))
+
+    def stats(self) -> dict[str, Any]:
+        """Counts: instances, tools, calls per instance, nested, by category/decision/split."""
+        out: dict[str, Any] = {
+            "name": self.name,
+            "format": self.format,
+            "path": str(self.path) if self.path is not None else None,
+            "fingerprint": self.fingerprint,
+        }
+        out.update(compute_stats(self.instances, self.tools))
+        if self.details:
+            out["details"] = dict(self.details)
+        return out
+
+    def write_jsonl(self, path: str | Path) -> Path:
+        """Write the instances as toollab JSON lines (readable with ``--format toollab``)."""
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with p.open("w", encoding="utf-8") as fh:
+            for inst in self.instances:
+                fh.write(json.dumps(inst.model_dump(mode="json"), ensure_ascii=False) + "\n")
+        return p
+
+
+def tool_pool(tools: Iterable[Tool]) -> list[Tool]:
+    """Distinct tool definitions in first-seen order (same name + category + schema = same tool)."""
+    seen: set[tuple[str, str | None, str, str]] = set()
+    out: list[Tool] = []
+    for t in tools:
+        key = (t.name, t.category, t.description, json.dumps(t.parameters, sort_keys=True))
+        if key not in seen:
+            seen.add(key)
+            out.append(t)
+    return out
+
+
+# -- adapters ---------------------------------------------------------------------------------
+
+
+class Adapter:
+    """Reads one benchmark's upstream files.  Subclasses set ``name`` and define ``load``.
+
+    ``load(self, path: Path, *, option=default, ...) -> Dataset`` reads a folder or file; its
+    keyword-only parameters are the adapter's options (``-o key=value`` on the command line).
+    Values may arrive as strings and are converted by the adapter.
+    """
+
+    name: ClassVar[str]
+    aliases: ClassVar[tuple[str, ...]] = ()
+    description: ClassVar[str] = ""
+    #: ``load(path, **options) -> Dataset``; each adapter names its own options
+    load: Callable[..., Dataset]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not callable(getattr(cls, "load", None)):
+            raise TypeError(f"adapter {cls.__name__} must define load(path, **options)")
+
+    def load_tools(self, path: Path, **options: Any) -> list[Tool]:
+        """Read only the tool pool (default: the pool of :meth:`load`)."""
+        return self.load(path, **options).tools
+
+    def option_names(self) -> list[str]:
+        sig = inspect.signature(self.load)
+        return [p.name for p in sig.parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+
+    def check_options(self, options: dict[str, Any]) -> None:
+        known = self.option_names()
+        for key in options:
+            if key not in known:
+                accepted = ", ".join(known) if known else "none"
+                raise UsageError(
+                    f"unknown option {key!r} for format {self.name!r}"
+                    f"{did_you_mean(key, known)}; accepted options: {accepted}"
+                )
+
+
+_ADAPTERS: dict[str, Adapter] = {}
+_ALIASES: dict[str, str] = {}
+A = TypeVar("A", bound=type[Adapter])
+
+
+def _norm(fmt: str) -> str:
+    return fmt.strip().lower().replace("_", "-").replace(" ", "-")
+
+
+def register_adapter(cls: A) -> A:
+    """Class decorator: register an adapter under its ``name`` and ``aliases``."""
+    inst = cls()
+    _ADAPTERS[inst.name] = inst
+    for alias in (inst.name, *inst.aliases):
+        _ALIASES[_norm(alias)] = inst.name
+    return cls
+
+
+def _load_builtin() -> None:
+    import toollab.data.adapters  # noqa: F401  (registers the built-in adapters)
+
+
+def available_formats() -> list[str]:
+    _load_builtin()
+    return sorted(_ADAPTERS)
+
+
+def get_adapter(fmt: str) -> Adapter:
+    """The adapter for ``fmt`` (case, ``_`` and ``-`` do not matter)."""
+    _load_builtin()
+    key = _ALIASES.get(_norm(fmt))
+    if key is None:
+        names = sorted(_ADAPTERS)
+        raise UsageError(
+            f"unknown dataset format {fmt!r}{did_you_mean(_norm(fmt), list(_ALIASES))}; "
+            f"known formats: {', '.join(names)}"
+        )
+    return _ADAPTERS[key]
+
+
+def _check_path(path: str | Path) -> Path:
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise InputError("no such file or directory", path=p)
+    return p
+
+
+def load_dataset(path: str | Path, format: str, **options: Any) -> Dataset:
+    """Read a benchmark in its upstream layout, e.g. ``load_dataset("data/seal-tools", "seal-tools")``."""
+    adapter = get_adapter(format)
+    adapter.check_options(options)
+    return adapter.load(_check_path(path), **options)
+
+
+def load_tools(path: str | Path, format: str, **options: Any) -> list[Tool]:
+    """Read a benchmark's tool pool only (e.g. DEER's ``tool.json``, Seal-Tools' ``tool.jsonl``)."""
+    adapter = get_adapter(format)
+    adapter.check_options(options)
+    return adapter.load_tools(_check_path(path), **options)
+
+
+# -- helpers shared by adapters ---------------------------------------------------------------
+
+
+def as_list(value: Any, option: str) -> list[str] | None:
+    """An option that takes several names: a list, or a comma-separated string."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        items = [v.strip() for v in value.split(",") if v.strip()]
+    elif isinstance(value, list | tuple | set):
+        items = [str(v).strip() for v in value]
+    else:
+        raise UsageError(f"option {option!r} takes names (comma-separated), got {value!r}")
+    return items
+
+
+def as_path(value: Any, option: str) -> Path | None:
+    if value is None:
+        return None
+    if not isinstance(value, str | Path):
+        raise UsageError(f"option {option!r} takes a path, got {value!r}")
+    return _check_path(value)
+
+
+def check_choices(values: list[str], choices: list[str], option: str) -> None:
+    for v in values:
+        if v not in choices:
+            raise UsageError(
+                f"unknown {option} {v!r}{did_you_mean(v, choices)}; available: {', '.join(choices)}"
+            )

@@ -1,0 +1,455 @@
+"""Household action planning in the style of VirtualHome: 40 actions over named objects.
+
+The agent walks between five rooms, finds objects (only found objects are within reach), grabs
+at most two things, opens containers, switches appliances, sits, lies down, reads, eats...
+Each action checks its preconditions; an unknown object or an impossible action makes the plan
+non-executable (crashed).  The state is what changed in the world (``"tv.on": True``,
+``"agent.posture": "sitting"``, ``"book.read": True``); SambaNova's VirtualHome score, the
+longest common subsequence to the closest reference plan normalised by the longer length, is
+reported as ``lcs`` (:meth:`HouseholdEnv.extra_scores`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toollab.envs.base import (
+    BAD_VALUE,
+    NOT_FOUND,
+    PRECONDITION,
+    EnvError,
+    Environment,
+    make_tool,
+    register_env,
+)
+from toollab.schema import Tool, ToolCall
+
+ROOMS = ("bedroom", "bathroom", "kitchen", "living_room", "home_office")
+
+#: object -> (room or container it starts in, properties)
+OBJECTS: dict[str, tuple[str, frozenset[str]]] = {
+    name: (where, frozenset(props.split()))
+    for name, where, props in [
+        ("fridge", "kitchen", "openable container"),
+        ("stove", "kitchen", "switchable"),
+        ("microwave", "kitchen", "openable container switchable pluggable"),
+        ("sink", "kitchen", "surface"),
+        ("kitchen_table", "kitchen", "surface"),
+        ("kitchen_cabinet", "kitchen", "openable container"),
+        ("dishwasher", "kitchen", "openable container switchable"),
+        ("coffee_maker", "kitchen", "switchable pluggable"),
+        ("cup", "kitchen_cabinet", "grabbable washable"),
+        ("plate", "kitchen_cabinet", "grabbable washable"),
+        ("knife", "kitchen", "grabbable washable"),
+        ("apple", "kitchen", "grabbable eatable cuttable washable"),
+        ("bread", "kitchen", "grabbable eatable cuttable"),
+        ("milk", "fridge", "grabbable drinkable pourable"),
+        ("juice", "fridge", "grabbable drinkable pourable"),
+        ("sponge", "kitchen", "grabbable squeezable"),
+        ("tv", "living_room", "switchable pluggable watchable"),
+        ("remote_control", "living_room", "grabbable"),
+        ("sofa", "living_room", "sittable lieable movable"),
+        ("coffee_table", "living_room", "surface movable"),
+        ("lamp", "living_room", "switchable pluggable"),
+        ("radio", "living_room", "switchable pluggable"),
+        ("book", "living_room", "grabbable readable"),
+        ("newspaper", "living_room", "grabbable readable"),
+        ("window", "living_room", "openable washable"),
+        ("mom", "living_room", "person"),
+        ("bed", "bedroom", "sittable lieable"),
+        ("pillow", "bedroom", "grabbable squeezable"),
+        ("wardrobe", "bedroom", "openable container"),
+        ("shirt", "wardrobe", "grabbable wearable washable"),
+        ("shoes", "bedroom", "grabbable wearable"),
+        ("alarm_clock", "bedroom", "grabbable switchable"),
+        ("nightstand", "bedroom", "surface"),
+        ("curtains", "bedroom", "openable"),
+        ("toilet", "bathroom", "sittable"),
+        ("shower", "bathroom", "switchable"),
+        ("towel", "bathroom", "grabbable wearable"),
+        ("toothbrush", "bathroom", "grabbable washable"),
+        ("toothpaste", "bathroom", "grabbable squeezable"),
+        ("bathroom_sink", "bathroom", "surface"),
+        ("mirror", "bathroom", "washable"),
+        ("computer", "home_office", "switchable typeable pluggable"),
+        ("keyboard", "home_office", "grabbable typeable"),
+        ("desk", "home_office", "surface"),
+        ("chair", "home_office", "sittable movable"),
+        ("phone", "home_office", "grabbable switchable"),
+        ("notebook", "home_office", "grabbable readable"),
+    ]
+}
+#: switched on at the start
+INITIALLY_ON = ("radio", "lamp")
+
+_ONE = "one object"
+#: action -> (arity, description)
+ACTIONS: dict[str, tuple[int, str]] = {
+    "Walk": (1, "Walk to a room or an object."),
+    "Run": (1, "Run to a room or an object."),
+    "Find": (1, "Go to an object so that it is within reach."),
+    "TurnTo": (1, "Turn towards an object within reach."),
+    "LookAt": (1, "Look at an object within reach."),
+    "PointAt": (1, "Point at an object within reach."),
+    "Touch": (1, "Touch an object within reach."),
+    "Grab": (1, "Pick up an object within reach (two hands)."),
+    "Release": (1, "Put down a held object on the floor."),
+    "PutBack": (2, "Put a held object on a surface within reach."),
+    "PutIn": (2, "Put a held object into an open container within reach."),
+    "PourInto": (2, "Pour a held drink into a container."),
+    "Open": (1, "Open an object within reach."),
+    "Close": (1, "Close an object within reach."),
+    "SwitchOn": (1, "Switch on an appliance within reach."),
+    "SwitchOff": (1, "Switch off an appliance within reach."),
+    "PlugIn": (1, "Plug in an appliance within reach."),
+    "PlugOut": (1, "Unplug an appliance within reach."),
+    "Sit": (1, "Sit on something within reach."),
+    "Lie": (1, "Lie on something within reach."),
+    "StandUp": (0, "Stand up."),
+    "Sleep": (0, "Fall asleep (lying down)."),
+    "WakeUp": (0, "Wake up."),
+    "Read": (1, "Read a held text."),
+    "Watch": (1, "Watch a switched-on screen within reach."),
+    "Type": (1, "Type on a keyboard or computer within reach."),
+    "Push": (1, "Push furniture within reach."),
+    "Pull": (1, "Pull furniture within reach."),
+    "Move": (1, "Move furniture within reach."),
+    "Wash": (1, "Wash an object, held or within reach."),
+    "Rinse": (1, "Rinse an object, held or within reach."),
+    "Scrub": (1, "Scrub an object, held or within reach."),
+    "Wipe": (1, "Wipe an object, held or within reach."),
+    "Drink": (1, "Drink a held drink."),
+    "Eat": (1, "Eat held food."),
+    "Cut": (1, "Cut food within reach while holding the knife."),
+    "Squeeze": (1, "Squeeze a held or reachable object."),
+    "PutOn": (1, "Put on a held piece of clothing."),
+    "TakeOff": (1, "Take off a worn piece of clothing."),
+    "Greet": (1, "Greet a person within reach."),
+}
+
+
+def action_text(call: ToolCall) -> str:
+    """``Find(apple)`` / ``PutIn(apple, fridge)``: the form plans are compared in."""
+    args = [str(call.arguments[k]).strip().lower() for k in ("object", "target") if k in call.arguments]
+    return f"{call.name}({', '.join(args)})"
+
+
+def lcs_len(a: list[str], b: list[str]) -> int:
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0]
+        for j, y in enumerate(b):
+            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
+        prev = cur
+    return prev[-1]
+
+
+def normalized_lcs(pred: list[ToolCall], ref: list[ToolCall]) -> float:
+    """LCS of the action texts divided by the longer length (SambaNova's VirtualHome score)."""
+    a, b = [action_text(c) for c in pred], [action_text(c) for c in ref]
+    if not a and not b:
+        return 1.0
+    return lcs_len(a, b) / max(len(a), len(b))
+
+
+@register_env("household")
+class HouseholdEnv(Environment):
+    description = "Plan household activities as a sequence of actions over objects."
+    scenario = "AM"
+
+    def build_tools(self) -> list[Tool]:
+        tools = []
+        for name, (arity, desc) in ACTIONS.items():
+            props: dict[str, Any] = {}
+            if arity >= 1:
+                props["object"] = {"type": "string"}
+            if arity == 2:
+                props["target"] = {"type": "string"}
+            tools.append(make_tool(name, desc, props, list(props)))
+        return tools
+
+    def reset(self, seed: int = 0) -> None:
+        self.seed = seed
+        self.world: dict[str, dict[str, Any]] = {}
+        for name, (where, props) in OBJECTS.items():
+            st: dict[str, Any] = {"location": where}
+            if "openable" in props:
+                st["open"] = False
+            if "switchable" in props:
+                st["on"] = name in INITIALLY_ON
+            if "pluggable" in props:
+                st["plugged"] = True
+            self.world[name] = st
+        self.agent: dict[str, Any] = {"room": "bedroom", "posture": "standing", "holding": [], "asleep": False}
+        self.near: set[str] = set()
+        self._initial = self._snapshot()
+
+    def _snapshot(self) -> dict[str, Any]:
+        snap = {f"{o}.{k}": v for o, st in self.world.items() for k, v in st.items()}
+        snap.update({f"agent.{k}": sorted(v) if isinstance(v, list) else v for k, v in self.agent.items()})
+        return snap
+
+    def state(self) -> dict[str, Any]:
+        now = self._snapshot()
+        return {k: v for k, v in now.items() if self._initial.get(k, object()) != v}
+
+    def extra_scores(self, pred: list[ToolCall], labels: list[list[ToolCall]]) -> dict[str, float]:
+        return {"lcs": max((normalized_lcs(pred, ref) for ref in labels), default=0.0)}
+
+    def execute(self, call: ToolCall) -> Any:
+        tool = self.tool(call.name)
+        # object names: case and spaces are forgiven ("Remote Control" -> remote_control)
+        args = {k: (v.strip().lower().replace(" ", "_") if isinstance(v, str) else v)
+                for k, v in call.arguments.items()}
+        if self.agent["asleep"] and call.name != "WakeUp":
+            raise EnvError("the agent is asleep; WakeUp first", PRECONDITION)
+        return super().execute(call.model_copy(update={"arguments": args})) if tool else None
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _obj(self, name: str, prop: str | None = None) -> dict[str, Any]:
+        if name not in self.world:
+            raise EnvError(f"unknown object {name!r}", NOT_FOUND)
+        if prop is not None and prop not in OBJECTS[name][1]:
+            raise EnvError(f"{name} is not {prop}", BAD_VALUE)
+        return self.world[name]
+
+    def _room_of(self, name: str) -> str:
+        where = self.world[name]["location"]
+        seen = set()
+        while where not in ROOMS:
+            if where == "agent":
+                return str(self.agent["room"])
+            if where in seen:
+                break
+            seen.add(where)
+            where = self.world[where]["location"]
+        return str(where)
+
+    def _reach(self, name: str, prop: str | None = None) -> dict[str, Any]:
+        st = self._obj(name, prop)
+        if name not in self.near and name not in self.agent["holding"]:
+            raise EnvError(f"{name} is not within reach; Find it first", PRECONDITION)
+        return st
+
+    def _held(self, name: str, prop: str | None = None) -> dict[str, Any]:
+        st = self._obj(name, prop)
+        if name not in self.agent["holding"]:
+            raise EnvError(f"the agent does not hold {name}", PRECONDITION)
+        return st
+
+    def _standing(self) -> None:
+        if self.agent["posture"] != "standing":
+            raise EnvError(f"the agent is {self.agent['posture']}; StandUp first", PRECONDITION)
+
+    def _inside_closed(self, name: str) -> bool:
+        where = self.world[name]["location"]
+        return where in self.world and self.world[where].get("open") is False
+
+    def _go(self, target: str) -> str:
+        self._standing()
+        if target in ROOMS:
+            if target != self.agent["room"]:
+                self.near = set()
+            self.agent["room"] = target
+            return f"in {target}"
+        self._obj(target)
+        if self._inside_closed(target):
+            raise EnvError(f"{target} is inside the closed {self.world[target]['location']}", PRECONDITION)
+        room = self._room_of(target)
+        if room != self.agent["room"]:
+            self.near = set()
+        self.agent["room"] = room
+        self.near.add(target)
+        return f"next to {target}"
+
+    # -- handlers: movement and attention ---------------------------------------------------------
+    def do_Walk(self, object: str) -> str:
+        return self._go(object)
+
+    def do_Run(self, object: str) -> str:
+        return self._go(object)
+
+    def do_Find(self, object: str) -> str:
+        if object in ROOMS:
+            raise EnvError(f"{object} is a room; Walk to it", BAD_VALUE)
+        return self._go(object)
+
+    def _look(self, object: str) -> str:
+        self._reach(object)
+        return "ok"
+
+    do_TurnTo = do_LookAt = do_PointAt = do_Touch = _look
+
+    # -- hands -----------------------------------------------------------------------------------
+    def do_Grab(self, object: str) -> str:
+        st = self._reach(object, "grabbable")
+        if object in self.agent["holding"]:
+            raise EnvError(f"already holding {object}", PRECONDITION)
+        if len(self.agent["holding"]) >= 2:
+            raise EnvError("both hands are full", PRECONDITION)
+        self.agent["holding"].append(object)
+        st["location"] = "agent"
+        return "ok"
+
+    def _let_go(self, object: str, where: str) -> None:
+        self.agent["holding"].remove(object)
+        self.world[object]["location"] = where
+        self.near.add(object)
+
+    def do_Release(self, object: str) -> str:
+        self._held(object)
+        self._let_go(object, str(self.agent["room"]))
+        return "ok"
+
+    def do_PutBack(self, object: str, target: str) -> str:
+        self._held(object)
+        self._reach(target, "surface")
+        self._let_go(object, target)
+        return "ok"
+
+    def do_PutIn(self, object: str, target: str) -> str:
+        self._held(object)
+        st = self._reach(target, "container")
+        if st.get("open") is False:
+            raise EnvError(f"{target} is closed; Open it first", PRECONDITION)
+        self._let_go(object, target)
+        return "ok"
+
+    def do_PourInto(self, object: str, target: str) -> str:
+        self._held(object, "pourable")
+        self._reach(target)
+        if "washable" not in OBJECTS[target][1] and "container" not in OBJECTS[target][1]:
+            raise EnvError(f"cannot pour into {target}", BAD_VALUE)
+        self.world[target]["filled_with"] = object
+        return "ok"
+
+    # -- appliances and doors ----------------------------------------------------------------------
+    def _set(self, object: str, prop: str, key: str, value: bool) -> str:
+        st = self._reach(object, prop)
+        if st.get(key) == value:
+            raise EnvError(f"{object} is already {'' if value else 'not '}{key}", PRECONDITION)
+        st[key] = value
+        return "ok"
+
+    def do_Open(self, object: str) -> str:
+        return self._set(object, "openable", "open", True)
+
+    def do_Close(self, object: str) -> str:
+        return self._set(object, "openable", "open", False)
+
+    def do_SwitchOn(self, object: str) -> str:
+        if self._obj(object).get("plugged") is False:
+            raise EnvError(f"{object} is unplugged; PlugIn first", PRECONDITION)
+        return self._set(object, "switchable", "on", True)
+
+    def do_SwitchOff(self, object: str) -> str:
+        return self._set(object, "switchable", "on", False)
+
+    def do_PlugIn(self, object: str) -> str:
+        return self._set(object, "pluggable", "plugged", True)
+
+    def do_PlugOut(self, object: str) -> str:
+        return self._set(object, "pluggable", "plugged", False)
+
+    # -- posture ---------------------------------------------------------------------------------
+    def do_Sit(self, object: str) -> str:
+        self._standing()
+        self._reach(object, "sittable")
+        self.agent["posture"] = "sitting"
+        return "ok"
+
+    def do_Lie(self, object: str) -> str:
+        self._standing()
+        self._reach(object, "lieable")
+        self.agent["posture"] = "lying"
+        return "ok"
+
+    def do_StandUp(self) -> str:
+        if self.agent["posture"] == "standing":
+            raise EnvError("the agent is already standing", PRECONDITION)
+        self.agent["posture"] = "standing"
+        return "ok"
+
+    def do_Sleep(self) -> str:
+        if self.agent["posture"] != "lying":
+            raise EnvError("Lie down before sleeping", PRECONDITION)
+        self.agent["asleep"] = True
+        return "ok"
+
+    def do_WakeUp(self) -> str:
+        if not self.agent["asleep"]:
+            raise EnvError("the agent is not asleep", PRECONDITION)
+        self.agent["asleep"] = False
+        return "ok"
+
+    # -- activities ------------------------------------------------------------------------------
+    def _mark(self, object: str, key: str) -> str:
+        self.world[object][key] = True
+        return "ok"
+
+    def do_Read(self, object: str) -> str:
+        self._held(object, "readable")
+        return self._mark(object, "read")
+
+    def do_Watch(self, object: str) -> str:
+        st = self._reach(object, "watchable")
+        if not st.get("on"):
+            raise EnvError(f"{object} is off", PRECONDITION)
+        return self._mark(object, "watched")
+
+    def do_Type(self, object: str) -> str:
+        self._reach(object, "typeable")
+        if object == "computer" and not self.world["computer"]["on"]:
+            raise EnvError("the computer is off", PRECONDITION)
+        return self._mark(object, "typed_on")
+
+    def _furniture(self, object: str) -> str:
+        self._standing()
+        self._reach(object, "movable")
+        return self._mark(object, "moved")
+
+    do_Push = do_Pull = do_Move = _furniture
+
+    def _clean(self, object: str) -> str:
+        self._reach(object, "washable")
+        return self._mark(object, "clean")
+
+    do_Wash = do_Rinse = do_Scrub = do_Wipe = _clean
+
+    def do_Drink(self, object: str) -> str:
+        self._held(object, "drinkable")
+        return self._mark(object, "drunk")
+
+    def do_Eat(self, object: str) -> str:
+        self._held(object, "eatable")
+        return self._mark(object, "eaten")
+
+    def do_Cut(self, object: str) -> str:
+        self._reach(object, "cuttable")
+        if "knife" not in self.agent["holding"]:
+            raise EnvError("hold the knife to cut", PRECONDITION)
+        return self._mark(object, "cut")
+
+    def do_Squeeze(self, object: str) -> str:
+        self._reach(object, "squeezable")
+        return self._mark(object, "squeezed")
+
+    def do_PutOn(self, object: str) -> str:
+        self._held(object, "wearable")
+        self.agent["holding"].remove(object)
+        self.world[object]["location"] = "worn"
+        return "ok"
+
+    def do_TakeOff(self, object: str) -> str:
+        st = self._obj(object, "wearable")
+        if st["location"] != "worn":
+            raise EnvError(f"{object} is not worn", PRECONDITION)
+        if len(self.agent["holding"]) >= 2:
+            raise EnvError("both hands are full", PRECONDITION)
+        self.agent["holding"].append(object)
+        st["location"] = "agent"
+        return "ok"
+
+    def do_Greet(self, object: str) -> str:
+        self._reach(object, "person")
+        return self._mark(object, "greeted")

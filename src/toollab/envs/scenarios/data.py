@@ -1,0 +1,126 @@
+"""ToolEyes scenario *data understanding* (DU): questions about a bundled sales table.
+
+The table (region, product, month, units, price, revenue; 48 rows) is generated deterministically
+from the environment seed by :func:`sales_table`.  Every tool reads it; the state is the sorted
+list of responses.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from collections import defaultdict
+from typing import Any
+
+from toollab.envs.base import BAD_VALUE, EnvError, Environment, QueryLog, make_tool, register_env
+from toollab.schema import Tool
+
+REGIONS = ("North", "South", "East", "West")
+PRODUCTS = ("laptop", "phone", "tablet", "monitor")
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun")
+COLUMNS = ("region", "product", "month", "units", "price", "revenue")
+NUMERIC = ("units", "price", "revenue")
+STATS = ("mean", "median", "min", "max", "sum", "std", "count")
+AGGS = ("sum", "mean", "max", "min", "count")
+_PRICE = {"laptop": 900, "phone": 600, "tablet": 400, "monitor": 250}
+
+
+def sales_table(seed: int = 0) -> list[dict[str, Any]]:
+    """The bundled table for ``seed``: 2 regions x 4 products x 6 months (regions vary by seed)."""
+    rng = random.Random(f"sales:{seed}")
+    regions = sorted(rng.sample(REGIONS, 2))
+    rows = []
+    for region in regions:
+        for product in PRODUCTS:
+            for month in MONTHS:
+                units = rng.randint(5, 120)
+                price = _PRICE[product] + rng.choice((-50, -25, 0, 25, 50))
+                rows.append({"region": region, "product": product, "month": month,
+                             "units": units, "price": price, "revenue": units * price})
+    return rows
+
+
+def _round(v: float) -> float | int:
+    v = round(float(v), 2)
+    return int(v) if v.is_integer() else v
+
+
+@register_env("data_understanding")
+class DataUnderstandingEnv(Environment):
+    description = "Statistics over a sales table: columns, stats, groups, counts, top rows."
+    scenario = "DU"
+
+    def build_tools(self) -> list[Tool]:
+        num = {"type": "string", "enum": list(NUMERIC)}
+        anycol = {"type": "string", "enum": list(COLUMNS)}
+        return [
+            make_tool("list_columns", "Column names and the number of rows."),
+            make_tool("column_stat", "One statistic of a numeric column.",
+                      {"column": num, "stat": {"type": "string", "enum": list(STATS)}}, ["column", "stat"]),
+            make_tool("group_aggregate", "Aggregate a numeric column per group.",
+                      {"group_by": {"type": "string", "enum": ["region", "product", "month"]},
+                       "column": num, "agg": {"type": "string", "enum": list(AGGS), "default": "sum"}},
+                      ["group_by", "column"]),
+            make_tool("count_rows", "Number of rows where a column equals a value.",
+                      {"column": anycol, "value": {"type": ["string", "number"]}}, ["column", "value"]),
+            make_tool("top_rows", "The k rows with the largest (or smallest) values of a column.",
+                      {"column": num, "k": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3},
+                       "ascending": {"type": "boolean", "default": False}}, ["column"]),
+            make_tool("correlation", "Pearson correlation of two numeric columns.",
+                      {"column_a": num, "column_b": num}, ["column_a", "column_b"]),
+            make_tool("distinct_values", "The distinct values of a column.", {"column": anycol}, ["column"]),
+        ]
+
+    def reset(self, seed: int = 0) -> None:
+        self.seed = seed
+        self.rows = sales_table(seed)
+        self.log = QueryLog()
+
+    def state(self) -> dict[str, Any]:
+        return self.log.flat()
+
+    def _col(self, column: str) -> list[Any]:
+        return [r[column] for r in self.rows]
+
+    def do_list_columns(self) -> dict[str, Any]:
+        return self.log.add({"kind": "columns", "columns": list(COLUMNS), "rows": len(self.rows)})
+
+    def do_column_stat(self, column: str, stat: str) -> dict[str, Any]:
+        xs = self._col(column)
+        fn = {"mean": statistics.mean, "median": statistics.median, "min": min, "max": max,
+              "sum": sum, "std": statistics.pstdev, "count": len}[stat]
+        return self.log.add({"kind": "stat", "column": column, "stat": stat, "value": _round(fn(xs))})
+
+    def do_group_aggregate(self, group_by: str, column: str, agg: str) -> dict[str, Any]:
+        groups: dict[str, list[float]] = defaultdict(list)
+        for r in self.rows:
+            groups[r[group_by]].append(r[column])
+        fn = {"sum": sum, "mean": statistics.mean, "max": max, "min": min, "count": len}[agg]
+        return self.log.add({"kind": "groups", "group_by": group_by, "column": column, "agg": agg,
+                             "groups": {k: _round(fn(v)) for k, v in sorted(groups.items())}})
+
+    def do_count_rows(self, column: str, value: Any) -> dict[str, Any]:
+        target = str(value).strip().lower()
+        n = sum(1 for r in self.rows if str(r[column]).lower() == target)
+        return self.log.add({"kind": "count", "column": column, "value": target, "count": n})
+
+    def do_top_rows(self, column: str, k: int, ascending: bool) -> dict[str, Any]:
+        rows = sorted(self.rows, key=lambda r: (r[column], r["region"], r["product"], r["month"]),
+                      reverse=not ascending)
+        return self.log.add({"kind": "top", "column": column, "ascending": ascending, "rows": rows[:k]})
+
+    def do_correlation(self, column_a: str, column_b: str) -> dict[str, Any]:
+        a, b = self._col(column_a), self._col(column_b)
+        ma, mb = statistics.mean(a), statistics.mean(b)
+        sa = math.sqrt(sum((x - ma) ** 2 for x in a))
+        sb = math.sqrt(sum((y - mb) ** 2 for y in b))
+        if sa == 0 or sb == 0:
+            raise EnvError("a constant column has no correlation", BAD_VALUE)
+        r = sum((x - ma) * (y - mb) for x, y in zip(a, b, strict=True)) / (sa * sb)
+        pair = sorted((column_a, column_b))
+        return self.log.add({"kind": "correlation", "columns": pair, "r": round(r, 3)})
+
+    def do_distinct_values(self, column: str) -> dict[str, Any]:
+        vals = sorted({str(v) for v in self._col(column)})
+        return self.log.add({"kind": "distinct", "column": column, "values": vals})

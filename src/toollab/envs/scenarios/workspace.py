@@ -1,0 +1,177 @@
+"""ToolEyes scenario *application manipulation* (AM): a file workspace in a temporary directory.
+
+Files really live on disk, in a fresh temporary directory per environment; every path is
+confined to it (absolute paths, ``..`` and symbolic links that leave the workspace are refused).
+The state is the workspace's content: ``{"file:notes/todo.txt": "...", "dir:reports": True}``,
+plus what was read (``"read:notes/todo.txt"``, ``"list:notes"``).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import weakref
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from toollab.envs.base import (
+    BAD_ARGUMENTS,
+    BAD_VALUE,
+    NOT_FOUND,
+    EnvError,
+    Environment,
+    make_tool,
+    register_env,
+)
+from toollab.schema import Tool
+
+#: the files a fresh workspace holds (the seed picks the names in notes/ and the numbers)
+BASE_FILES = {
+    "readme.md": "# Project\nShared workspace.\n",
+    "notes/todo.txt": "buy milk\ncall the bank\n",
+    "notes/ideas.txt": "garden party\nnew bike\n",
+    "reports/q1.csv": "month,sales\nJan,120\nFeb,135\nMar,150\n",
+    "drafts/letter.txt": "Dear Sam,\nthanks for the visit.\n",
+}
+
+
+def confine(root: Path, path: str) -> Path:
+    """``path`` inside ``root``, or :class:`EnvError` if it would leave it."""
+    p = PurePosixPath(path.strip().replace("\\", "/"))
+    if not str(p) or str(p) == ".":
+        return root
+    if p.is_absolute() or ".." in p.parts:
+        raise EnvError(f"path {path!r} leaves the workspace", BAD_ARGUMENTS)
+    full = root.joinpath(*p.parts)
+    real = full.resolve()
+    if real != root and root not in real.parents:
+        raise EnvError(f"path {path!r} leaves the workspace", BAD_ARGUMENTS)
+    return full
+
+
+@register_env("workspace")
+class WorkspaceEnv(Environment):
+    description = "Manage files in a workspace: create, append, read, move, copy, delete, edit."
+    scenario = "AM"
+
+    def build_tools(self) -> list[Tool]:
+        path = {"path": {"type": "string", "description": "Relative path, e.g. notes/todo.txt."}}
+        content = {"content": {"type": "string"}}
+        move = {"source": {"type": "string"}, "destination": {"type": "string"}}
+        return [
+            make_tool("create_file", "Create (or overwrite) a text file.", {**path, **content}, ["path", "content"]),
+            make_tool("append_to_file", "Append text to a file (a newline is added).", {**path, **content},
+                      ["path", "content"]),
+            make_tool("read_file", "Read a text file.", dict(path), ["path"]),
+            make_tool("delete_file", "Delete a file.", dict(path), ["path"]),
+            make_tool("move_file", "Move or rename a file.", dict(move), ["source", "destination"]),
+            make_tool("copy_file", "Copy a file.", dict(move), ["source", "destination"]),
+            make_tool("make_directory", "Create a directory.", dict(path), ["path"]),
+            make_tool("list_directory", "List a directory.", {"path": {"type": "string", "default": "."}}),
+            make_tool("replace_in_file", "Replace every occurrence of a text in a file.",
+                      {**path, "old": {"type": "string", "minLength": 1}, "new": {"type": "string"}},
+                      ["path", "old", "new"]),
+        ]
+
+    def reset(self, seed: int = 0) -> None:
+        self.seed = seed
+        old = getattr(self, "_root", None)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+        self._root = Path(tempfile.mkdtemp(prefix="toollab-ws-")).resolve()
+        self._finalizer = weakref.finalize(self, shutil.rmtree, str(self._root), True)
+        for rel, text in BASE_FILES.items():
+            if rel.endswith(".csv"):
+                text = text.replace("120", str(100 + seed % 50))
+            f = self._root / rel
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_text(text, encoding="utf-8")
+        self.reads: dict[str, Any] = {}
+
+    @property
+    def root(self) -> Path:
+        return self._root
+
+    def state(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for p in sorted(self._root.rglob("*")):
+            rel = p.relative_to(self._root).as_posix()
+            if p.is_dir():
+                out[f"dir:{rel}"] = True
+            else:
+                out[f"file:{rel}"] = p.read_text(encoding="utf-8", errors="replace")
+        out.update(self.reads)
+        return out
+
+    def _file(self, path: str) -> Path:
+        f = confine(self._root, path)
+        if not f.is_file():
+            raise EnvError(f"no file {path!r}", NOT_FOUND)
+        return f
+
+    def do_create_file(self, path: str, content: str) -> str:
+        f = confine(self._root, path)
+        if f.is_dir():
+            raise EnvError(f"{path!r} is a directory", BAD_VALUE)
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(content, encoding="utf-8")
+        return "created"
+
+    def do_append_to_file(self, path: str, content: str) -> str:
+        f = self._file(path)
+        text = f.read_text(encoding="utf-8")
+        if text and not text.endswith("\n"):
+            text += "\n"
+        f.write_text(text + content + "\n", encoding="utf-8")
+        return "appended"
+
+    def do_read_file(self, path: str) -> str:
+        f = self._file(path)
+        text = f.read_text(encoding="utf-8")
+        self.reads[f"read:{f.relative_to(self._root).as_posix()}"] = text
+        return text
+
+    def do_delete_file(self, path: str) -> str:
+        self._file(path).unlink()
+        return "deleted"
+
+    def _target(self, source: Path, destination: str) -> Path:
+        dst = confine(self._root, destination)
+        if dst.is_dir():
+            dst = dst / source.name
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        return dst
+
+    def do_move_file(self, source: str, destination: str) -> str:
+        src = self._file(source)
+        src.rename(self._target(src, destination))
+        return "moved"
+
+    def do_copy_file(self, source: str, destination: str) -> str:
+        src = self._file(source)
+        shutil.copyfile(src, self._target(src, destination))
+        return "copied"
+
+    def do_make_directory(self, path: str) -> str:
+        d = confine(self._root, path)
+        if d.exists():
+            raise EnvError(f"{path!r} already exists", BAD_VALUE)
+        d.mkdir(parents=True)
+        return "created"
+
+    def do_list_directory(self, path: str) -> list[str]:
+        d = confine(self._root, path)
+        if not d.is_dir():
+            raise EnvError(f"no directory {path!r}", NOT_FOUND)
+        names = sorted(p.name + ("/" if p.is_dir() else "") for p in d.iterdir())
+        rel = d.relative_to(self._root).as_posix()
+        self.reads[f"list:{rel}"] = names
+        return names
+
+    def do_replace_in_file(self, path: str, old: str, new: str) -> str:
+        f = self._file(path)
+        text = f.read_text(encoding="utf-8")
+        if old not in text:
+            raise EnvError(f"{old!r} does not occur in {path!r}", BAD_VALUE)
+        f.write_text(text.replace(old, new), encoding="utf-8")
+        return "replaced"

@@ -1,0 +1,135 @@
+"""Favourites and votes goal templates (The Cat API style)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from toollab.envs.base import Environment
+from toollab.envs.favourites import BREEDS, CATEGORIES, FavouritesEnv
+from toollab.envs.tasks.common import Task, TaskSet, call, pick
+
+TASKS = TaskSet("favourites")
+SUB_IDS = ("alex", "sam", "kim", "lee", "max")
+
+
+def _env(env: Environment) -> FavouritesEnv:
+    assert isinstance(env, FavouritesEnv)
+    return env
+
+
+def _new_image(rng: random.Random, env: FavouritesEnv) -> str:
+    taken = {f["image_id"] for f in env.favourites.values()}
+    free = [im["id"] for im in env.images if im["id"] not in taken]
+    return pick(rng, free)
+
+
+def _sub(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    if rng.random() < 0.3:
+        s = pick(rng, SUB_IDS)
+        return f" under the user tag {s}", {"sub_id": s}
+    return "", {}
+
+
+@TASKS.template("add_favourite", weight=2)
+def add_favourite(rng: random.Random, env: Environment) -> Task:
+    img = _new_image(rng, _env(env))
+    text, args = _sub(rng)
+    q = pick(rng, [f"Add the cat photo with id {img} to my list of favourites{text}.",
+                   f"Save image {img} as a favourite{text}.", f"Favourite the image {img}{text}."])
+    return Task(query=q, calls=[call("add_favourite", image_id=img, **args)])
+
+
+@TASKS.template("delete_favourite", weight=2)
+def delete_favourite(rng: random.Random, env: Environment) -> Task:
+    fid = pick(rng, [str(k) for k in _env(env).favourites])
+    q = pick(rng, [f"Remove favourite {fid} from my favourites.", f"Delete the favourite with id {fid}.",
+                   f"Un-favourite {fid}, please."])
+    return Task(query=q, calls=[call("delete_favourite", favourite_id=int(fid))])
+
+
+@TASKS.template("list_favourites")
+def list_favourites(rng: random.Random, env: Environment) -> Task:
+    text, args = _sub(rng)
+    if args:
+        return Task(query=f"Show the favourite images saved under the user tag {args['sub_id']}.",
+                    calls=[call("list_favourites", **args)])
+    return Task(query=pick(rng, ["Show my favourite images.", "List all my favourites."]),
+                calls=[call("list_favourites")])
+
+
+@TASKS.template("vote", weight=2)
+def vote(rng: random.Random, env: Environment) -> Task:
+    img = pick(rng, [im["id"] for im in _env(env).images])
+    up = rng.random() < 0.5
+    text, args = _sub(rng)
+    q = (pick(rng, [f"Vote up the image {img}{text}.", f"I love image {img}, give it an upvote{text}."]) if up
+         else pick(rng, [f"Vote down the image {img}{text}.", f"I don't like image {img}; downvote it{text}."]))
+    return Task(query=q, calls=[call("vote", image_id=img, value=1 if up else -1, **args)])
+
+
+@TASKS.template("list_votes")
+def list_votes(rng: random.Random, env: Environment) -> Task:
+    return Task(query=pick(rng, ["Show all my votes.", "Which images have I voted on?"]),
+                calls=[call("list_votes")])
+
+
+@TASKS.template("delete_vote")
+def delete_vote(rng: random.Random, env: Environment) -> Task:
+    vid = pick(rng, [str(k) for k in _env(env).votes])
+    return Task(query=f"Delete my vote {vid}.", calls=[call("delete_vote", vote_id=int(vid))])
+
+
+@TASKS.template("search", weight=2)
+def search(rng: random.Random, env: Environment) -> Task:
+    args: dict[str, Any] = {}
+    words = []
+    n = rng.choice([1, 2, 3, 5, 10])
+    if n != 1:
+        args["limit"] = n
+    if rng.random() < 0.6:
+        bid = pick(rng, list(BREEDS))
+        args["breed_id"] = bid
+        words.append(f"{BREEDS[bid]} cats")
+    if rng.random() < 0.5:
+        cid = pick(rng, [str(k) for k in CATEGORIES])
+        args["category_id"] = int(cid)
+        words.append(f"in the {CATEGORIES[int(cid)]} category")
+    if rng.random() < 0.3:
+        args["mime_type"] = "gif"
+        words.append("animated (gif)")
+    if rng.random() < 0.3:
+        args["order"] = pick(rng, ["ASC", "DESC"])
+        words.append("sorted " + ("ascending" if args["order"] == "ASC" else "descending"))
+    what = f"{n} cat image{'s' if n > 1 else ''}"
+    q = f"Find {what}" + (" of " + ", ".join(words) if words else "") + "."
+    return Task(query=q, calls=[call("search_images", **args)])
+
+
+@TASKS.template("get_image")
+def get_image(rng: random.Random, env: Environment) -> Task:
+    img = pick(rng, [im["id"] for im in _env(env).images])
+    return Task(query=f"Show me the details of image {img}.", calls=[call("get_image", image_id=img)])
+
+
+@TASKS.template("list_catalogue")
+def list_catalogue(rng: random.Random, env: Environment) -> Task:
+    if rng.random() < 0.5:
+        return Task(query="Which cat breeds are there?", calls=[call("list_breeds")])
+    return Task(query="List the image categories.", calls=[call("list_categories")])
+
+
+@TASKS.template("favourite_and_vote")
+def favourite_and_vote(rng: random.Random, env: Environment) -> Task:
+    img = _new_image(rng, _env(env))
+    return Task(query=f"Add image {img} to my favourites and vote it up.",
+                calls=[call("add_favourite", image_id=img), call("vote", image_id=img, value=1)])
+
+
+@TASKS.template("swap_favourite")
+def swap_favourite(rng: random.Random, env: Environment) -> Task:
+    e = _env(env)
+    fid = pick(rng, [str(k) for k in e.favourites])
+    img = _new_image(rng, e)
+    return Task(query=f"Replace favourite {fid} with image {img}.",
+                calls=[call("delete_favourite", favourite_id=int(fid)), call("add_favourite", image_id=img)])

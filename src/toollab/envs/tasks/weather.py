@@ -1,0 +1,138 @@
+"""Weather goal templates: nine query kinds, with units and language where the goal asks."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from toollab.envs.base import Environment
+from toollab.envs.tasks.common import Task, TaskSet, call, pick
+from toollab.envs.weather import CITIES
+
+TASKS = TaskSet("weather")
+
+_UNIT_WORDS = {"metric": ["in Celsius", "in metric units"], "imperial": ["in Fahrenheit", "in imperial units"],
+               "standard": ["in Kelvin", "in standard units"]}
+_LANG_WORDS = {"es": "Spanish", "fr": "French", "de": "German", "it": "Italian", "pt": "Portuguese", "en": "English"}
+_CURRENT = ("What's the weather like in {p} right now", "Tell me the current weather in {p}",
+            "How is the weather in {p} at the moment", "Current conditions in {p}, please")
+_FORECAST = ("Give me the {d}-day forecast for {p}", "What will the weather be in {p} over the next {d} days",
+             "Forecast for {p} for the next {d} days")
+
+
+def _options(rng: random.Random, lang: bool = True) -> tuple[str, dict[str, Any]]:
+    """Optional units / language phrases and the matching arguments."""
+    text, args = "", {}
+    r = rng.random()
+    if r < 0.45:
+        units = pick(rng, ["metric", "imperial"])
+        text += " " + pick(rng, _UNIT_WORDS[units])
+        args["units"] = units
+    elif r < 0.55:
+        text += " " + pick(rng, _UNIT_WORDS["standard"])
+        args["units"] = "standard"
+    if lang and rng.random() < 0.3:
+        code = pick(rng, ["es", "fr", "de", "it", "pt"])
+        text += f", with descriptions in {_LANG_WORDS[code]}"
+        args["lang"] = code
+    return text, args
+
+
+def _city(rng: random.Random) -> tuple[str, str, float, float, str]:
+    return CITIES[rng.randrange(len(CITIES))]
+
+
+@TASKS.template("current_city", weight=2)
+def current_city(rng: random.Random, env: Environment) -> Task:
+    c = _city(rng)
+    opt, args = _options(rng)
+    q = pick(rng, _CURRENT).format(p=c[0])
+    return Task(query=f"{q}{opt}?", calls=[call("current_weather_by_city", city=c[0], **args)])
+
+
+@TASKS.template("current_zip")
+def current_zip(rng: random.Random, env: Environment) -> Task:
+    c = _city(rng)
+    opt, args = _options(rng)
+    return Task(query=f"What's the current weather for zip code {c[4]} in {c[1]}{opt}?",
+                calls=[call("current_weather_by_zip", zip_code=c[4], country_code=c[1], **args)])
+
+
+@TASKS.template("current_coordinates")
+def current_coordinates(rng: random.Random, env: Environment) -> Task:
+    c = _city(rng)
+    opt, args = _options(rng)
+    return Task(query=f"Current weather at latitude {c[2]} and longitude {c[3]}{opt}.",
+                calls=[call("current_weather_by_coordinates", lat=c[2], lon=c[3], **args)])
+
+
+def _days(rng: random.Random) -> tuple[int, dict[str, Any]]:
+    d = rng.choice([1, 2, 3, 5, 7])
+    return d, ({} if d == 5 else {"days": d})
+
+
+@TASKS.template("forecast_city")
+def forecast_city(rng: random.Random, env: Environment) -> Task:
+    c = _city(rng)
+    d, dargs = _days(rng)
+    opt, args = _options(rng)
+    q = pick(rng, _FORECAST).format(p=c[0], d=d)
+    return Task(query=f"{q}{opt}.", calls=[call("forecast_by_city", city=c[0], **dargs, **args)])
+
+
+@TASKS.template("forecast_zip")
+def forecast_zip(rng: random.Random, env: Environment) -> Task:
+    c = _city(rng)
+    d, dargs = _days(rng)
+    opt, args = _options(rng, lang=False)
+    return Task(query=f"Forecast for the next {d} days for zip code {c[4]}, country {c[1]}{opt}.",
+                calls=[call("forecast_by_zip", zip_code=c[4], country_code=c[1], **dargs, **args)])
+
+
+@TASKS.template("forecast_coordinates")
+def forecast_coordinates(rng: random.Random, env: Environment) -> Task:
+    c = _city(rng)
+    d, dargs = _days(rng)
+    opt, args = _options(rng, lang=False)
+    return Task(query=f"What's the {d}-day forecast at coordinates {c[2]}, {c[3]}{opt}?",
+                calls=[call("forecast_by_coordinates", lat=c[2], lon=c[3], **dargs, **args)])
+
+
+@TASKS.template("air_quality")
+def air_quality(rng: random.Random, env: Environment) -> Task:
+    c = _city(rng)
+    return Task(query=f"How is the air quality at latitude {c[2]}, longitude {c[3]}?",
+                calls=[call("air_quality_by_coordinates", lat=c[2], lon=c[3])])
+
+
+@TASKS.template("air_quality_forecast")
+def air_quality_forecast(rng: random.Random, env: Environment) -> Task:
+    c = _city(rng)
+    h = rng.choice([3, 6, 12, 24])
+    args = {} if h == 3 else {"hours": h}
+    return Task(query=f"Air quality forecast for the next {h} hours at {c[2]}, {c[3]}.",
+                calls=[call("air_quality_forecast_by_coordinates", lat=c[2], lon=c[3], **args)])
+
+
+@TASKS.template("geocode")
+def geocode(rng: random.Random, env: Environment) -> Task:
+    c = _city(rng)
+    return Task(query=f"What are the coordinates of {c[0]}?", calls=[call("geocode_city", city=c[0])])
+
+
+@TASKS.template("two_cities")
+def two_cities(rng: random.Random, env: Environment) -> Task:
+    a, b = rng.sample(CITIES, 2)
+    opt, args = _options(rng, lang=False)
+    return Task(query=f"Compare the current weather in {a[0]} and {b[0]}{opt}.",
+                calls=[call("current_weather_by_city", city=a[0], **args),
+                       call("current_weather_by_city", city=b[0], **args)])
+
+
+@TASKS.template("weather_and_air")
+def weather_and_air(rng: random.Random, env: Environment) -> Task:
+    c = _city(rng)
+    opt, args = _options(rng, lang=False)
+    return Task(query=f"At latitude {c[2]}, longitude {c[3]}: current weather{opt} and air quality.",
+                calls=[call("current_weather_by_coordinates", lat=c[2], lon=c[3], **args),
+                       call("air_quality_by_coordinates", lat=c[2], lon=c[3])])

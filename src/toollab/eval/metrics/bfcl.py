@@ -1,0 +1,529 @@
+"""BFCL AST accuracy (gorilla ``ast_checker``), relevance / irrelevance and the official aggregation.
+
+The model output is decoded with the upstream ``default_decode_ast_prompting`` rule
+(:func:`toollab.parsing.python_calls.bfcl_decode_ast`), then checked against the possible
+answers (``GoldCall.acceptable``; ``""`` = may be omitted) and the raw BFCL function docs
+(``Tool.metadata["raw"]``).  Error types are the upstream strings, e.g.
+``simple_function_checker:wrong_func_name`` or ``ast_decoder:decoder_failed``.
+
+Aggregation (``eval_runner_helper``): per-category accuracy; non-live ``simple`` is the unweighted
+mean of the simple python / java / javascript categories present; ``non_live_ast`` is the
+unweighted mean of simple, multiple, parallel and parallel_multiple (those present); ``irrelevance``
+is reported on its own; ``live_ast`` is the count-weighted mean of the live AST categories.
+Java and JavaScript entries are checked with the Python type rules (toollab has no Java/JS type
+converter); a note says so when such entries are scored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Any
+
+from toollab.eval.metrics.registry import MetricResult, Scorer, instance_key, scorer
+from toollab.eval.record import Prediction
+from toollab.schema import Instance
+
+PYTHON_TYPE_MAPPING: dict[str, type] = {
+    "string": str,
+    "integer": int,
+    "float": float,
+    "boolean": bool,
+    "array": list,
+    "tuple": list,
+    "dict": dict,
+    "any": str,
+}
+NESTED_TYPES = ("array", "tuple")
+# JSON Schema names an adapter may have used instead of BFCL's own
+_SCHEMA_TO_BFCL = {"object": "dict", "number": "float", "null": "any"}
+
+_STANDARDIZE = re.compile(r"[ \,\.\/\-\_\*\^]")
+
+AST_CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple")
+LIVE_AST = ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")
+
+Check = dict[str, Any]
+
+
+def _ok() -> Check:
+    return {"valid": True, "error": [], "error_type": None}
+
+
+def _fail(error_type: str, msg: str) -> Check:
+    return {"valid": False, "error": [msg], "error_type": error_type}
+
+
+def standardize_string(s: str) -> str:
+    """Drop ``[ ,./-_*^]``, lowercase, and turn ``'`` into ``"`` (upstream)."""
+    return _STANDARDIZE.sub("", s).lower().replace("'", '"')
+
+
+def _answer_type(possible: list[Any]) -> type | None:
+    for a in possible:
+        if a != "":
+            return type(a)
+    return None
+
+
+def type_checker(
+    param: str,
+    value: Any,
+    possible: list[Any],
+    type_desc: str,
+    expected: type,
+    nested: type | None,
+) -> Check:
+    """Upstream ``type_checker``: one level of nested checking, variables by answer type."""
+    res: Check = {
+        "valid": True,
+        "error": [],
+        "is_variable": False,
+        "error_type": "type_error:simple",
+    }
+    ans_type = _answer_type(possible)
+    is_variable = ans_type is not None and ans_type != expected
+    if type(value) is expected:
+        if nested is None:
+            res["is_variable"] = is_variable
+            return res
+        for item in possible:
+            flag = True
+            if type(item) is list:
+                seq: Any = value
+                for v in seq:
+                    sub = type_checker(param, v, item, str(nested), nested, None)
+                    if not sub["valid"]:
+                        flag = False
+                        break
+            if flag:
+                return {"valid": True, "error": [], "is_variable": is_variable}
+        res["valid"] = False
+        res["error"] = [f"Nested type checking failed for parameter {param!r}."]
+        res["error_type"] = "type_error:nested"
+    if ans_type is not None and type(value) is ans_type:
+        res["is_variable"] = True
+        return res
+    res["valid"] = False
+    res["error"].append(
+        f"Incorrect type for parameter {param!r}. Expected type {type_desc}, "
+        f"got {type(value).__name__}. Parameter value: {value!r}."
+    )
+    res["error_type"] = "type_error:simple"
+    return res
+
+
+def string_checker(param: str, value: str, possible: list[Any]) -> Check:
+    std = [standardize_string(a) for a in possible if type(a) is str]
+    if standardize_string(value) not in std:
+        return _fail("value_error:string", f"Invalid value for parameter {param!r}: {value!r}.")
+    return _ok()
+
+
+def list_checker(param: str, value: list[Any], possible: list[Any]) -> Check:
+    std_value = [standardize_string(v) if type(v) is str else v for v in value]
+    std_possible = []
+    for ans in possible:
+        if isinstance(ans, list | tuple):
+            std_possible.append([standardize_string(a) if type(a) is str else a for a in ans])
+    if std_value not in std_possible:
+        return _fail("value_error:list/tuple", f"Invalid value for parameter {param!r}: {value!r}.")
+    return _ok()
+
+
+def dict_checker(param: str, value: dict[str, Any], possible: list[Any]) -> Check:
+    res: Check = {"valid": False, "error": [], "error_type": "dict_checker:unclear"}
+    for ans in possible:
+        if ans == "":
+            continue
+        res = {"valid": False, "error": [], "error_type": "dict_checker:unclear"}
+        if not isinstance(ans, dict):
+            continue
+        flag = True
+        for key, v in value.items():
+            if key not in ans:
+                res = _fail("value_error:dict_key", f"Unexpected dict key parameter: {key!r}.")
+                flag = False
+                break
+            std_v = standardize_string(v) if type(v) is str else v
+            opts = ans[key] if isinstance(ans[key], list) else [ans[key]]
+            std_opts = [standardize_string(a) if type(a) is str else a for a in opts]
+            if std_v not in std_opts:
+                res = _fail(
+                    "value_error:dict_value", f"Invalid value for parameter {key!r}: {v!r}."
+                )
+                flag = False
+                break
+        for key, opts in ans.items():
+            if key not in value and "" not in (opts if isinstance(opts, list) else [opts]):
+                res = _fail("value_error:dict_key", f"Missing dict key parameter: {key!r}.")
+                flag = False
+                break
+        if flag:
+            return _ok()
+    return res
+
+
+def list_dict_checker(param: str, value: list[Any], possible: list[Any]) -> Check:
+    res: Check = {"valid": False, "error": [], "error_type": "list_dict_checker:unclear"}
+    for ans in possible:
+        if not isinstance(ans, list):
+            continue
+        if len(value) != len(ans):
+            res = _fail("value_error:list_dict_count", "Wrong number of dictionaries in the list.")
+            continue
+        flag = True
+        for i, item in enumerate(value):
+            res = (
+                dict_checker(param, item, [ans[i]])
+                if isinstance(item, dict)
+                else _fail("value_error:dict_value", f"Item {i} of {param!r} is not a dict.")
+            )
+            if not res["valid"]:
+                flag = False
+                break
+        if flag:
+            return _ok()
+    return res
+
+
+def _param_type(details: dict[str, Any]) -> str:
+    t = details.get("type", "any") if isinstance(details, dict) else "any"
+    if not isinstance(t, str):
+        return "any"
+    return _SCHEMA_TO_BFCL.get(t, t)
+
+
+def simple_function_checker(
+    func_doc: dict[str, Any], model_call: dict[str, Any], answer: dict[str, Any]
+) -> Check:
+    """Upstream ``simple_function_checker`` (Python rules)."""
+    possible: dict[str, list[Any]] = next(iter(answer.values()))
+    func_name = func_doc.get("name", "")
+    params_doc = func_doc.get("parameters") or {}
+    details = params_doc.get("properties") or {}
+    required = params_doc.get("required") or []
+
+    if func_name not in model_call:
+        return _fail(
+            "simple_function_checker:wrong_func_name",
+            f"Function name {func_name!r} not found in model output.",
+        )
+    model_params = model_call[func_name]
+    for p in required:
+        if p not in model_params:
+            return _fail(
+                "simple_function_checker:missing_required", f"Missing required parameter: {p!r}."
+            )
+    for param, value in model_params.items():
+        if param not in details or param not in possible:
+            return _fail(
+                "simple_function_checker:unexpected_param", f"Unexpected parameter: {param!r}."
+            )
+        type_desc = _param_type(details[param])
+        expected = PYTHON_TYPE_MAPPING.get(type_desc, str)
+        nested: type | None = None
+        if type_desc in NESTED_TYPES:
+            items = details[param].get("items") or {}
+            nested_desc = _param_type(items) if items else None
+            nested = PYTHON_TYPE_MAPPING.get(nested_desc, str) if nested_desc else None
+        if type_desc == "tuple" and type(value) is tuple:
+            value = list(value)
+        if type_desc == "float" and type(value) is int:
+            value = float(value)
+        opts = possible[param] if isinstance(possible[param], list) else [possible[param]]
+        tc = type_checker(param, value, opts, type_desc, expected, nested)
+        if not tc["valid"]:
+            return {"valid": False, "error": tc["error"], "error_type": tc["error_type"]}
+        if not tc["is_variable"]:
+            if expected is dict:
+                r = dict_checker(param, value, opts)
+                if not r["valid"]:
+                    return r
+                continue
+            if expected is list and nested is dict:
+                r = list_dict_checker(param, value, opts)
+                if not r["valid"]:
+                    return r
+                continue
+            if expected is str:
+                r = string_checker(param, value, opts)
+                if not r["valid"]:
+                    return r
+                continue
+            if expected is list:
+                r = list_checker(param, value, opts)
+                if not r["valid"]:
+                    return r
+                continue
+        if value not in opts:
+            return _fail("value_error:others", f"Invalid value for parameter {param!r}: {value!r}.")
+    for param, opts in possible.items():
+        if param not in model_params and "" not in (opts if isinstance(opts, list) else [opts]):
+            return _fail(
+                "simple_function_checker:missing_optional",
+                f"Optional parameter {param!r} not provided and not marked as optional.",
+            )
+    return _ok()
+
+
+def _find_doc(docs: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    for d in docs:
+        if d.get("name") == name:
+            return d
+    return {"name": name, "parameters": {"properties": {}, "required": []}}
+
+
+def multiple_function_checker(
+    docs: list[dict[str, Any]], calls: list[dict[str, Any]], answers: list[dict[str, Any]]
+) -> Check:
+    if len(calls) != len(answers):
+        return _fail("multiple_function_checker:wrong_count", "Wrong number of functions.")
+    expected = next(iter(answers[0]))
+    return simple_function_checker(_find_doc(docs, expected), calls[0], answers[0])
+
+
+def parallel_function_checker_no_order(
+    docs: list[dict[str, Any]], calls: list[dict[str, Any]], answers: list[dict[str, Any]]
+) -> Check:
+    if len(calls) != len(answers):
+        return _fail("parallel_function_checker_no_order:wrong_count", "Wrong number of functions.")
+    matched: list[int] = []
+    for i, ans in enumerate(answers):
+        doc = _find_doc(docs, next(iter(ans)))
+        found = False
+        for j, call in enumerate(calls):
+            if j in matched:
+                continue
+            if simple_function_checker(doc, call, ans)["valid"]:
+                matched.append(j)
+                found = True
+                break
+        if not found:
+            return _fail(
+                "parallel_function_checker_no_order:cannot_find_match",
+                f"Could not find a matching function for index {i} of possible answers.",
+            )
+    return _ok()
+
+
+def ast_checker(
+    docs: list[dict[str, Any]],
+    calls: list[dict[str, Any]],
+    answers: list[dict[str, Any]],
+    category: str,
+) -> Check:
+    """Upstream dispatch: parallel → no-order, multiple → count + simple, else exactly one call."""
+    if "parallel" in category:
+        return parallel_function_checker_no_order(docs, calls, answers)
+    if "multiple" in category:
+        return multiple_function_checker(docs, calls, answers)
+    if len(calls) != 1:
+        return _fail("simple_function_checker:wrong_count", "Wrong number of functions.")
+    return simple_function_checker(docs[0] if docs else {}, calls[0], answers[0])
+
+
+def is_function_calling_format_output(decoded: Any) -> bool:
+    if not isinstance(decoded, list):
+        return False
+    for item in decoded:
+        if not isinstance(item, dict) or len(item) != 1:
+            return False
+        if not isinstance(next(iter(item.values())), dict):
+            return False
+    return True
+
+
+def is_empty_output(decoded: Any) -> bool:
+    if not is_function_calling_format_output(decoded):
+        return True
+    return len(decoded) == 0 or (len(decoded) == 1 and len(decoded[0]) == 0)
+
+
+DECODER_FAILED = "ast_decoder:decoder_failed"
+WRONG_OUTPUT_FORMAT = "ast_decoder:decoder_wrong_output_format"
+
+
+class DecodeError(Exception):
+    def __init__(self, error_type: str, reason: str) -> None:
+        self.error_type = error_type
+        super().__init__(reason)
+
+
+def decode_ast(text: str) -> Any:
+    """The upstream decoding of an output; raises :class:`DecodeError` (with BFCL's error type)
+    where upstream decoding fails or gives a structure that is not a list of calls."""
+    from toollab.parsing.python_calls import bfcl_decode_ast
+
+    try:
+        out = bfcl_decode_ast(text)
+    except Exception as exc:
+        kind = getattr(exc, "error_type", DECODER_FAILED)
+        raise DecodeError(
+            kind if kind == WRONG_OUTPUT_FORMAT else DECODER_FAILED, str(exc)
+        ) from None
+    if not is_function_calling_format_output(out):
+        raise DecodeError(WRONG_OUTPUT_FORMAT, "not a list of {name: {params}} objects")
+    return out
+
+
+# -- instance views ----------------------------------------------------------------------------
+
+
+def bfcl_category(inst: Instance) -> str:
+    if inst.category:
+        return inst.category
+    return inst.id.rsplit("_", 1)[0] if "_" in inst.id else inst.id
+
+
+def bfcl_docs(inst: Instance) -> list[dict[str, Any]]:
+    """The raw BFCL function docs (``Tool.metadata["raw"]``), rebuilt from the tool if absent."""
+    docs = []
+    for t in inst.tools:
+        raw = t.metadata.get("raw")
+        if isinstance(raw, dict) and "name" in raw:
+            docs.append(raw)
+        else:
+            docs.append(
+                {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": {
+                        "type": "dict",
+                        "properties": t.properties,
+                        "required": t.required,
+                    },
+                }
+            )
+    return docs
+
+
+def bfcl_answers(inst: Instance) -> list[dict[str, Any]]:
+    """Possible answers in the upstream ``ground_truth`` form."""
+    raw = inst.metadata.get("ground_truth")
+    if isinstance(raw, list) and all(isinstance(a, dict) for a in raw):
+        return raw
+    out = []
+    for g in inst.gold:
+        acc = g.acceptable or {k: [v] for k, v in g.arguments.items()}
+        out.append({g.name: acc})
+    return out
+
+
+def _kind(category: str) -> str:
+    if "irrelevance" in category:
+        return "irrelevance"
+    if category.endswith("relevance"):
+        return "relevance"
+    return "ast"
+
+
+def check_entry(
+    text: str, category: str, docs: list[dict[str, Any]], answers: list[dict[str, Any]]
+) -> Check:
+    """Score one entry the way the upstream runner does for its category."""
+    kind = _kind(category)
+    if kind != "ast":
+        try:
+            decoded = decode_ast(text)
+            contains_call = not is_empty_output(decoded)
+        except DecodeError:
+            contains_call = False
+        if kind == "irrelevance":
+            if contains_call:
+                return _fail("irrelevance_error:decoder_success", "Valid syntax: a call was made.")
+            return _ok()
+        if not contains_call:
+            return _fail("relevance_error:decoder_failed", "No function call decoded.")
+        return _ok()
+    try:
+        decoded = decode_ast(text)
+    except DecodeError as exc:
+        return _fail(exc.error_type, f"Failed to decode AST. {exc}")
+    if not answers:
+        return _fail("ast_checker:no_possible_answer", "The entry has no possible answer.")
+    try:
+        return ast_checker(docs, decoded, answers, category)
+    except Exception as exc:  # malformed docs/answers must not stop a run
+        return _fail("ast_checker:exception", f"{type(exc).__name__}: {exc}")
+
+
+def _simple_group(category: str) -> str | None:
+    if category in ("simple", "simple_python", "simple_java", "simple_javascript"):
+        return "simple"
+    return None
+
+
+def aggregate(per_cat: dict[str, tuple[int, int]]) -> dict[str, float | None]:
+    """Official figures from ``{category: (correct, total)}``."""
+    acc = {c: k / n for c, (k, n) in per_cat.items() if n}
+    out: dict[str, float | None] = {}
+    simple = [
+        acc[c] for c in ("simple", "simple_python", "simple_java", "simple_javascript") if c in acc
+    ]
+    out["simple"] = sum(simple) / len(simple) if simple else None
+    for c in ("multiple", "parallel", "parallel_multiple"):
+        out[c] = acc.get(c)
+    parts = [out[c] for c in AST_CATEGORIES if out.get(c) is not None]
+    out["non_live_ast"] = sum(v for v in parts if v is not None) / len(parts) if parts else None
+    out["irrelevance"] = acc.get("irrelevance")
+    live = [(per_cat[c][0], per_cat[c][1]) for c in LIVE_AST if c in per_cat and per_cat[c][1]]
+    out["live_ast"] = sum(k for k, _ in live) / sum(n for _, n in live) if live else None
+    for c in ("live_irrelevance", "live_relevance"):
+        out[c] = acc.get(c)
+    total_k = sum(k for k, _ in per_cat.values())
+    total_n = sum(n for _, n in per_cat.values())
+    out["accuracy"] = total_k / total_n if total_n else None
+    return out
+
+
+@scorer(
+    "bfcl",
+    formats=("bfcl",),
+    needs=("raw",),
+    description="BFCL AST accuracy per category, relevance/irrelevance and official aggregates",
+)
+class BFCLScorer(Scorer):
+    """BFCL's AST checker and aggregation, error types as upstream."""
+
+    def score(self, predictions: list[Prediction], instances: dict[str, Instance]) -> MetricResult:
+        res = self.new_result()
+        per_cat: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        cat_errors: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        cache: dict[str, tuple[str, list[dict[str, Any]], list[dict[str, Any]]]] = {}
+        other_lang = False
+        for pred, inst in self.pairs(predictions, instances, res):
+            view = cache.get(inst.id)
+            if view is None:
+                view = cache[inst.id] = (bfcl_category(inst), bfcl_docs(inst), bfcl_answers(inst))
+            category, docs, answers = view
+            other_lang = other_lang or category.endswith(("_java", "_javascript"))
+            if pred.error and not pred.raw:
+                # a run that produced nothing fails, whatever the category
+                check = _fail("prediction_error", pred.error)
+            else:
+                check = check_entry(pred.raw, category, docs, answers)
+            per_cat[category][1] += 1
+            if check["valid"]:
+                per_cat[category][0] += 1
+            else:
+                res.add_error(check["error_type"])
+                cat_errors[category][check["error_type"]] += 1
+            res.per_instance[instance_key(pred)] = {
+                "category": category,
+                "valid": check["valid"],
+                "error_type": check["error_type"],
+                "error": check["error"][:1],
+            }
+        res.metrics = aggregate({c: (k, n) for c, (k, n) in per_cat.items()})
+        res.breakdown = {
+            c: {"accuracy": k / n if n else None, "correct": float(k), "total": float(n)}
+            for c, (k, n) in sorted(per_cat.items())
+        }
+        res.counts = {"n": sum(n for _, n in per_cat.values()), **res.counts}
+        if other_lang:
+            res.notes.append(
+                "Java/JavaScript entries were checked with the Python type rules "
+                "(no Java/JS type converter)."
+            )
+        return res

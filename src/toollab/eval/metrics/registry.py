@@ -1,0 +1,212 @@
+"""The scorer registry.
+
+A scorer turns a run's predictions (``Prediction`` records) and the dataset's instances into one
+:class:`MetricResult`.  Scorers register themselves with :func:`scorer`; :func:`applicable_scorers`
+picks the ones that fit a dataset by ``Instance.source``.
+
+Every scorer follows the same contract:
+
+* it never raises on model output: an errored or empty prediction scores as a failure;
+* it re-reads ``Prediction.raw`` with the upstream rule of its benchmark where the benchmark
+  defines one, so its numbers do not depend on the parser the run used;
+* figures are fractions in ``[0, 1]`` (``None`` when a figure is undefined, e.g. no items).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, Field
+
+from toollab.errors import UsageError, did_you_mean
+from toollab.eval.record import Prediction
+from toollab.schema import Instance
+
+Number = float | None
+
+
+class MetricResult(BaseModel):
+    """What a scorer returns."""
+
+    scorer: str = ""
+    #: headline figures, e.g. ``{"tool_f1": 0.93}``
+    metrics: dict[str, Number] = Field(default_factory=dict)
+    #: the same or related figures per category / split, e.g. ``{"nested": {"tool_f1": 0.7}}``
+    breakdown: dict[str, dict[str, Number]] = Field(default_factory=dict)
+    #: error-type counts, e.g. ``{"simple_function_checker:wrong_func_name": 3}``
+    errors: dict[str, int] = Field(default_factory=dict)
+    #: per-instance details keyed by instance id (``id@repeat`` for repeats > 0)
+    per_instance: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    #: sizes behind the figures (``n``, ``missing``, ...)
+    counts: dict[str, int] = Field(default_factory=dict)
+    #: plain-language remarks (e.g. which figures need a judge)
+    notes: list[str] = Field(default_factory=list)
+
+    def add_error(self, kind: str, n: int = 1) -> None:
+        self.errors[kind] = self.errors.get(kind, 0) + n
+
+
+class Scorer:
+    """Base class of every scorer.  Subclasses set the class attributes and implement
+    :meth:`score`; :meth:`accepts` may be overridden for finer selection than ``formats``."""
+
+    name: ClassVar[str] = ""
+    #: ``Instance.source`` values (glob patterns allowed, e.g. ``"env:*"``) this scorer reads
+    formats: ClassVar[tuple[str, ...]] = ()
+    #: what it reads from a prediction: ``raw``, ``steps``, ``execution``, ``judge``
+    needs: ClassVar[tuple[str, ...]] = ("raw",)
+    description: ClassVar[str] = ""
+    #: part of the default selection of :func:`applicable_scorers`
+    default: ClassVar[bool] = True
+
+    def accepts(self, instance: Instance) -> bool:
+        src = instance.source or ""
+        return any(fnmatch.fnmatchcase(src, pat) for pat in self.formats)
+
+    def score(
+        self, predictions: list[Prediction], instances: dict[str, Instance]
+    ) -> MetricResult:  # pragma: no cover - abstract
+        raise TypeError(f"scorer {self.name!r} does not implement score()")
+
+    # -- helpers for subclasses ------------------------------------------------------------
+    def pairs(
+        self, predictions: list[Prediction], instances: dict[str, Instance], result: MetricResult
+    ) -> Iterator[tuple[Prediction, Instance]]:
+        """The (prediction, instance) pairs this scorer reads; unknown ids are counted."""
+        unknown = 0
+        for pred in predictions:
+            inst = instances.get(pred.id)
+            if inst is None:
+                unknown += 1
+                continue
+            if self.accepts(inst):
+                yield pred, inst
+        if unknown:
+            result.counts["unknown_id"] = result.counts.get("unknown_id", 0) + unknown
+
+    def new_result(self) -> MetricResult:
+        return MetricResult(scorer=self.name)
+
+
+def instance_key(pred: Prediction) -> str:
+    return pred.id if not pred.repeat else f"{pred.id}@{pred.repeat}"
+
+
+def failed(pred: Prediction) -> bool:
+    """A prediction the run could not produce (backend error, crash) and that has no text."""
+    return bool(pred.error) and not pred.raw and not pred.steps
+
+
+def ratio(num: float, den: float) -> Number:
+    return num / den if den else None
+
+
+def prf(correct: float, predicted: float, gold: float) -> tuple[Number, Number, Number]:
+    """Micro precision, recall and F1; ``None`` where a denominator is zero."""
+    p = ratio(correct, predicted)
+    r = ratio(correct, gold)
+    if p is None or r is None:
+        return p, r, None
+    f = 2 * p * r / (p + r) if (p + r) else 0.0
+    return p, r, f
+
+
+def mean(values: Iterable[float]) -> Number:
+    vals = list(values)
+    return sum(vals) / len(vals) if vals else None
+
+
+# -- the registry ---------------------------------------------------------------------------
+
+_SCORERS: dict[str, type[Scorer]] = {}
+
+
+def scorer(
+    name: str,
+    *,
+    formats: tuple[str, ...],
+    needs: tuple[str, ...] = ("raw",),
+    description: str = "",
+    default: bool = True,
+) -> Callable[[type[Scorer]], type[Scorer]]:
+    """Class decorator: register a :class:`Scorer` subclass under ``name``."""
+
+    def deco(cls: type[Scorer]) -> type[Scorer]:
+        cls.name = name
+        cls.formats = formats
+        cls.needs = needs
+        cls.description = description or (cls.__doc__ or "").strip().split("\n")[0]
+        cls.default = default
+        _SCORERS[name] = cls
+        return cls
+
+    return deco
+
+
+def _load_builtin() -> None:
+    import toollab.eval.metrics  # noqa: F401  (importing the package registers every scorer)
+
+
+def scorer_names() -> list[str]:
+    _load_builtin()
+    return sorted(_SCORERS)
+
+
+def scorer_class(name: str) -> type[Scorer]:
+    _load_builtin()
+    if name not in _SCORERS:
+        raise UsageError(
+            f"unknown scorer {name!r}{did_you_mean(name, list(_SCORERS))}; "
+            f"known: {', '.join(sorted(_SCORERS))}"
+        )
+    return _SCORERS[name]
+
+
+def get_scorer(name: str, **options: Any) -> Scorer:
+    """An instance of the scorer ``name``; ``options`` go to its constructor (e.g. ``judge=``)."""
+    return scorer_class(name)(**options)
+
+
+def applicable_scorers(
+    instances: Iterable[Instance] | dict[str, Instance],
+    *,
+    include_variants: bool = True,
+    options: dict[str, dict[str, Any]] | None = None,
+) -> list[Scorer]:
+    """The scorers that read at least one of these instances, in name order.
+
+    ``include_variants=False`` keeps only the default (upstream-faithful) scorers; ``options``
+    maps a scorer name to constructor options (e.g. ``{"tooleyes": {"judge": judge}}``).
+    """
+    _load_builtin()
+    items = list(instances.values()) if isinstance(instances, dict) else list(instances)
+    out: list[Scorer] = []
+    for name in sorted(_SCORERS):
+        cls = _SCORERS[name]
+        if not include_variants and not cls.default:
+            continue
+        sc = cls(**(options or {}).get(name, {}))
+        if any(sc.accepts(inst) for inst in items):
+            out.append(sc)
+    return out
+
+
+def score_all(
+    predictions: list[Prediction],
+    instances: dict[str, Instance],
+    scorers: list[Scorer] | None = None,
+) -> dict[str, MetricResult]:
+    """Run every applicable scorer (or the given ones); a scorer bug is reported, not raised."""
+    chosen = scorers if scorers is not None else applicable_scorers(instances)
+    out: dict[str, MetricResult] = {}
+    for sc in chosen:
+        try:
+            out[sc.name] = sc.score(predictions, instances)
+        except Exception as exc:  # a scorer bug must not lose the other scores
+            res = MetricResult(scorer=sc.name)
+            res.notes.append(f"scorer failed: {type(exc).__name__}: {exc}")
+            res.add_error("scorer_exception")
+            out[sc.name] = res
+    return out

@@ -1,0 +1,175 @@
+"""Scoring a set of predictions into the ``results.json`` of a run.
+
+Used by ``toollab eval`` (after the last instance) and ``toollab score`` (any predictions file,
+no model).  Every applicable scorer runs on each repeat separately; with more than one repeat the
+headline figures are the mean over repeats and ``ci95`` holds the half-width of the Student-t
+95 % confidence interval.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from toollab.eval.record import Prediction
+from toollab.schema import Instance
+
+#: ``Prediction.metadata["failure"]`` of instances the runner could not finish
+TIMEOUT = "timeout"
+CRASH = "crash"
+
+
+def select_scorers(instances: dict[str, Instance], metrics: Sequence[str] | None) -> list[Any]:
+    """The scorers to run: every applicable one, or those named (``--metrics``).
+
+    A name may be a scorer name or a glob (``seal-tools*``); an unknown name is an error with a
+    did-you-mean hint; a named scorer that reads none of these instances is an error too.
+    """
+    import fnmatch
+
+    from toollab.errors import UsageError
+    from toollab.eval.metrics.registry import applicable_scorers, get_scorer, scorer_names
+
+    if not metrics:
+        return applicable_scorers(instances)
+    names = scorer_names()
+    chosen: list[str] = []
+    for item in metrics:
+        for name in (n.strip() for n in item.split(",")):
+            if not name:
+                continue
+            matched = [n for n in names if fnmatch.fnmatchcase(n, name)] if any(
+                ch in name for ch in "*?["
+            ) else [name]
+            if not matched:
+                raise UsageError(f"--metrics {name!r} matches no scorer; known: {', '.join(names)}")
+            chosen.extend(m for m in matched if m not in chosen)
+    out = []
+    for name in chosen:
+        sc = get_scorer(name)
+        if not any(sc.accepts(inst) for inst in instances.values()):
+            sources = sorted({inst.source or "?" for inst in instances.values()})
+            raise UsageError(
+                f"scorer {name!r} does not apply to this dataset (sources: {', '.join(sources)})"
+            )
+        out.append(sc)
+    return out
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe numbers: NaN/inf become None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def score_predictions(
+    predictions: Sequence[Prediction],
+    instances: dict[str, Instance],
+    metrics: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """``metrics`` / ``breakdown`` / ``errors`` (and ``ci95`` / ``repeats`` for repeated runs)
+    of every selected scorer, plus counts and timing over the predictions."""
+    from toollab.eval.metrics.registry import MetricResult, score_all
+    from toollab.eval.metrics.stats import aggregate_repeats
+
+    scorers = select_scorers(instances, metrics)
+    order = {inst_id: i for i, inst_id in enumerate(instances)}
+    preds = sorted(predictions, key=lambda p: (p.repeat, order.get(p.id, len(order)), p.id))
+    by_repeat: dict[int, list[Prediction]] = {}
+    for p in preds:
+        by_repeat.setdefault(p.repeat, []).append(p)
+    per_repeat: dict[str, list[MetricResult]] = {sc.name: [] for sc in scorers}
+    for r in sorted(by_repeat):
+        scored = score_all(by_repeat[r], instances, scorers)
+        for name, res in scored.items():
+            per_repeat[name].append(res)
+
+    out: dict[str, Any] = {
+        "scorers": [sc.name for sc in scorers],
+        "metrics": {},
+        "breakdown": {},
+        "errors": {},
+        "scorer_counts": {},
+        "notes": {},
+    }
+    repeats = len(by_repeat)
+    if repeats > 1:
+        out["ci95"] = {}
+        out["repeats"] = {}
+    for name, results in per_repeat.items():
+        if not results:
+            continue
+        if repeats == 1:
+            res = results[0]
+            out["metrics"][name] = {k: _clean(v) for k, v in res.metrics.items()}
+            out["breakdown"][name] = {
+                g: {k: _clean(v) for k, v in figs.items()} for g, figs in res.breakdown.items()
+            }
+            out["errors"][name] = dict(res.errors)
+            out["scorer_counts"][name] = dict(res.counts)
+        else:
+            agg = aggregate_repeats(results)
+            out["metrics"][name] = {k: _clean(e.mean) for k, e in agg.metrics.items()}
+            out["ci95"][name] = {k: _clean(e.ci95) for k, e in agg.metrics.items()}
+            out["breakdown"][name] = {
+                g: {k: _clean(e.mean) for k, e in figs.items()} for g, figs in agg.breakdown.items()
+            }
+            out["errors"][name] = dict(agg.errors)
+            out["scorer_counts"][name] = dict(results[0].counts)
+            out["repeats"][name] = {
+                k: {"mean": _clean(e.mean), "ci95": _clean(e.ci95), "std": _clean(e.std),
+                    "n": e.n, "values": e.values}
+                for k, e in agg.metrics.items()
+            }  # fmt: skip
+        notes = sorted({n for res in results for n in res.notes})
+        if notes:
+            out["notes"][name] = notes
+    out["counts"] = prediction_counts(preds, len(instances), repeats)
+    out["timing"] = timing_summary(preds)
+    return out
+
+
+def prediction_counts(preds: Sequence[Prediction], n_instances: int, repeats: int) -> dict[str, int]:
+    """How many predictions, failures, format errors, no-calls and calls a run has."""
+    failures = Counter(str(p.metadata.get("failure")) for p in preds if p.error)
+    status = Counter(p.parsed.status.value if p.parsed is not None else "none" for p in preds)
+    return {
+        "instances": n_instances,
+        "repeats": max(repeats, 1),
+        "predictions": len(preds),
+        "errors": sum(1 for p in preds if p.error),
+        "timeouts": failures.get(TIMEOUT, 0),
+        "crashes": failures.get(CRASH, 0),
+        "parse_errors": status.get("error", 0),
+        "no_call": status.get("no_call", 0),
+        "with_calls": status.get("calls", 0),
+        "calls": sum(len(p.parsed.calls) for p in preds if p.parsed is not None),
+    }
+
+
+def timing_summary(preds: Sequence[Prediction]) -> dict[str, float | int | None]:
+    """Per-instance latency (mean, p50, p95) and token totals."""
+    lat = sorted(float(p.timings.get("total_s", 0.0)) for p in preds)
+    prompt = sum(int(p.usage.get("prompt_tokens", 0)) for p in preds)
+    completion = sum(int(p.usage.get("completion_tokens", 0)) for p in preds)
+    model_s = sum(float(p.timings.get("model_s", 0.0)) for p in preds)
+
+    def pct(q: float) -> float | None:
+        if not lat:
+            return None
+        return lat[min(len(lat) - 1, max(0, math.ceil(q * len(lat)) - 1))]
+
+    return {
+        "instance_s_mean": statistics.fmean(lat) if lat else None,
+        "instance_s_p50": pct(0.5),
+        "instance_s_p95": pct(0.95),
+        "instance_s_total": sum(lat),
+        "model_s": model_s,
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "completion_tokens_per_s": completion / model_s if model_s > 0 else None,
+    }

@@ -1,0 +1,454 @@
+"""The evaluation runner behind ``toollab eval``.
+
+One run = one model × one dataset × one agent × one template, ``repeats`` times.  The runner
+
+1. loads the dataset (``--limit`` keeps the first N instances) and resolves the template and
+   agent (defaults by format: Seal-Tools → ``seal``, BFCL → ``python``, DEER → ``deer`` template
+   and agent, ToolEyes → ``react`` template and agent, anything else → ``json`` / ``single``);
+2. opens the run directory (:class:`~toollab.eval.store.RunStore`): a new run writes ``run.json``,
+   an existing one must have the same configuration and continues after its last complete line;
+3. runs every pending ``(instance, repeat)`` pair through the agent with bounded concurrency, in
+   the order that maximises shared prompt prefixes, appending each prediction as it completes;
+   ``GenerateOptions.seed`` is ``seed + repeat``; an instance that raises or exceeds ``timeout``
+   is recorded with its error and scored as a failure;
+4. scores all predictions with every applicable scorer (or ``--metrics``) into ``results.json``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toollab.agents.base import Agent, AgentOptions, environment_for, failed_parse
+from toollab.errors import InputError, UsageError
+from toollab.eval.record import Prediction
+from toollab.eval.results import CRASH, TIMEOUT, score_predictions
+from toollab.eval.store import RunStore, done_keys, unique
+from toollab.models.base import ChatRequest, GenerateOptions, Model
+from toollab.schema import Instance
+from toollab.templates.base import Template
+
+#: template used when ``--template`` is not given, by canonical dataset format
+DEFAULT_TEMPLATES = {"seal-tools": "seal", "bfcl": "python", "deer": "deer", "tooleyes": "react"}
+#: agent used when ``--agent`` is not given, by canonical dataset format
+DEFAULT_AGENTS = {"deer": "deer", "tooleyes": "react"}
+FALLBACK_TEMPLATE = "json"
+FALLBACK_AGENT = "single"
+DEFAULT_MAX_TOKENS = 256
+
+#: run.json fields that must match for a run to continue in the same directory
+IDENTITY_FIELDS = (
+    "model",
+    "format",
+    "data_options",
+    "agent",
+    "template",
+    "limit",
+    "repeats",
+    "seed",
+    "constrained",
+    "max_tokens",
+    "temperature",
+    "top_p",
+    "max_turns",
+    "dataset",
+)
+
+
+class EvalConfig(BaseModel):
+    """What ``toollab eval`` was asked to do (``None`` = the default for the format)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = "bundled:smollm2-135m"
+    data: str
+    format: str
+    data_options: dict[str, Any] = Field(default_factory=dict)
+    agent: str | None = None
+    template: str | None = None
+    metrics: list[str] = Field(default_factory=list)
+    limit: int | None = Field(default=None, ge=0)
+    repeats: int = Field(default=1, ge=1)
+    seed: int = 0
+    constrained: bool = False
+    max_tokens: int | None = Field(default=None, ge=1)
+    temperature: float = Field(default=0.0, ge=0.0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    max_turns: int = Field(default=9, ge=1)
+    #: seconds one instance may take before it is recorded as timed out
+    timeout: float | None = Field(default=None, gt=0)
+    #: requests in flight at once (default: what the backend says it handles)
+    concurrency: int | None = Field(default=None, ge=1)
+
+
+class ProgressSink(Protocol):
+    """Receives progress: ``start`` once, ``advance`` after each finished prediction."""
+
+    def start(self, total: int, completed: int) -> None: ...
+
+    def advance(self, pred: Prediction) -> None: ...
+
+
+@dataclass
+class EvalOutcome:
+    """What :func:`run_eval` did."""
+
+    out: Path
+    results: dict[str, Any]
+    config: dict[str, Any]
+    resumed: bool = False
+    #: predictions already in the directory when the run started
+    previous: int = 0
+    #: predictions made by this call
+    new: int = 0
+    repaired_bytes: int = 0
+    instances: list[Instance] = field(default_factory=list)
+
+
+def resolve_format(fmt: str) -> str:
+    from toollab.data import get_adapter
+
+    return get_adapter(fmt).name
+
+
+def load_instances(config: EvalConfig) -> tuple[Any, list[Instance]]:
+    """The dataset and the instances this run covers (the first ``limit``)."""
+    from toollab.data import load_dataset
+
+    ds = load_dataset(config.data, config.format, **config.data_options)
+    instances = list(ds.instances)
+    if config.limit is not None:
+        instances = instances[: config.limit]
+    if not instances:
+        raise InputError("the dataset has no instances to evaluate", path=config.data)
+    return ds, instances
+
+
+def resolved_config(config: EvalConfig, dataset: Any, n_instances: int) -> dict[str, Any]:
+    """The ``run.json`` content: the configuration with every default filled in."""
+    from toollab import __version__
+    from toollab.agents.base import get_agent
+
+    fmt = resolve_format(config.format)
+    agent = config.agent or DEFAULT_AGENTS.get(fmt, FALLBACK_AGENT)
+    template = config.template or DEFAULT_TEMPLATES.get(fmt, FALLBACK_TEMPLATE)
+    max_tokens = config.max_tokens or getattr(get_agent(agent), "default_max_tokens", None)
+    return {
+        "model": config.model,
+        "data": str(Path(config.data).resolve()),
+        "format": fmt,
+        "data_options": dict(config.data_options),
+        "agent": agent,
+        "template": template,
+        "metrics": list(config.metrics),
+        "limit": config.limit,
+        "repeats": config.repeats,
+        "seed": config.seed,
+        "constrained": config.constrained,
+        "max_tokens": max_tokens or DEFAULT_MAX_TOKENS,
+        "temperature": config.temperature,
+        "top_p": config.top_p,
+        "max_turns": config.max_turns,
+        "timeout": config.timeout,
+        "dataset": dataset.fingerprint,
+        "dataset_name": dataset.name,
+        "instances": n_instances,
+        "toollab_version": __version__,
+    }
+
+
+def run_eval(
+    config: EvalConfig,
+    out: str | Path,
+    *,
+    model: Model | None = None,
+    progress: ProgressSink | None = None,
+    environment: Callable[[Instance], Any] | None = environment_for,
+) -> EvalOutcome:
+    """Run (or continue) an evaluation into ``out`` and write its ``results.json``.
+
+    ``model`` overrides ``config.model`` with a ready model object (its ``name`` is recorded).
+    """
+    from toollab.agents.base import get_agent
+    from toollab.templates.base import get_template
+
+    started = time.perf_counter()
+    dataset, instances = load_instances(config)
+    if model is not None:
+        config = config.model_copy(update={"model": getattr(model, "name", "") or "model"})
+    run_config = resolved_config(config, dataset, len(instances))
+    template = get_template(run_config["template"])
+    agent = get_agent(run_config["agent"])
+    _check_agent_template(agent, template)
+
+    with RunStore(out) as store:
+        resumed = store.prepare(run_config, IDENTITY_FIELDS)
+        existing = [p for p in unique(store.load()) if p.repeat < config.repeats]
+        wanted = {inst.id for inst in instances}
+        existing = [p for p in existing if p.id in wanted]
+        done = done_keys(existing)
+        pending = [
+            (inst, r)
+            for inst in instances
+            for r in range(config.repeats)
+            if (inst.id, r) not in done
+        ]
+        if progress is not None:
+            progress.start(len(instances) * config.repeats, len(done))
+        new: list[Prediction] = []
+        if pending:
+            owned = model is None
+            active = model if model is not None else _load_model(run_config["model"])
+            try:
+                _prepare_model(active, instances, template, agent, config.constrained)
+                ordered = _order_for_reuse(pending, active, agent, template)
+                options = _options_factory(run_config, environment)
+                new = _run_sync(
+                    _run_pending(
+                        ordered,
+                        agent,
+                        active,
+                        template,
+                        options,
+                        store,
+                        fingerprint=dataset.fingerprint,
+                        timeout=config.timeout,
+                        concurrency=config.concurrency or max(1, active.max_concurrency),
+                        progress=progress,
+                    )
+                )
+            finally:
+                if owned:
+                    active.close()
+        preds = existing + new
+        by_id = {inst.id: inst for inst in instances}
+        results = score_predictions(preds, by_id, config.metrics or None)
+        results = {
+            "run": run_config,
+            **results,
+            "session": {
+                "resumed": resumed,
+                "previous_predictions": len(existing),
+                "new_predictions": len(new),
+                "wall_s": time.perf_counter() - started,
+            },
+        }
+        store.write_results(results)
+        return EvalOutcome(
+            out=Path(out),
+            results=results,
+            config=run_config,
+            resumed=resumed,
+            previous=len(existing),
+            new=len(new),
+            repaired_bytes=store.repaired_bytes,
+            instances=instances,
+        )
+
+
+def _check_agent_template(agent: Agent, template: Template) -> None:
+    """Refuse an agent / template pair that cannot work before any instance runs."""
+    needs: Sequence[str] = getattr(agent, "needs_template_methods", ())
+    missing = [m for m in needs if not callable(getattr(template, m, None))]
+    if missing:
+        raise UsageError(
+            f"agent {agent.name!r} needs a template with {', '.join(missing)} "
+            f"(e.g. --template {agent.name}), not {template.name!r}"
+        )
+
+
+def _load_model(spec: str) -> Model:
+    from toollab.models.registry import load_model
+
+    return load_model(spec)
+
+
+def _prepare_model(
+    model: Model, instances: list[Instance], template: Template, agent: Agent, constrained: bool
+) -> None:
+    """Bind the oracle (and any model that wants the instances) and check constraint support."""
+    bind = getattr(model, "bind", None)
+    if callable(bind):
+        bind(instances, template, stepwise=bool(getattr(agent, "stepwise", False)))
+    if constrained and not model.supports_constraints:
+        raise UsageError(
+            f"--constrained: model {model.name!r} cannot constrain its output "
+            "(use a llama.cpp or OpenAI-compatible backend, or --no-constrained)"
+        )
+
+
+def _options_factory(
+    run_config: dict[str, Any], environment: Callable[[Instance], Any] | None
+) -> Callable[[int], AgentOptions]:
+    def make(repeat: int) -> AgentOptions:
+        return AgentOptions(
+            generate=GenerateOptions(
+                max_tokens=int(run_config["max_tokens"]),
+                temperature=float(run_config["temperature"]),
+                top_p=float(run_config["top_p"]),
+                seed=int(run_config["seed"]) + repeat,
+            ),
+            constrained=bool(run_config["constrained"]),
+            max_turns=int(run_config["max_turns"]),
+            repeat=repeat,
+            environment=environment,
+        )
+
+    return make
+
+
+def _first_request(agent: Agent, template: Template, inst: Instance) -> ChatRequest:
+    """The first request an agent will send for an instance (used only to order the work)."""
+    prompt_of = getattr(template, "prompt", None)
+    if agent.name == "deer" and callable(prompt_of):
+        return ChatRequest(prompt=prompt_of(inst), tag=inst.id)
+    return ChatRequest(messages=template.messages(inst), tools=list(inst.tools), tag=inst.id)
+
+
+def _order_for_reuse(
+    pending: list[tuple[Instance, int]], model: Model, agent: Agent, template: Template
+) -> list[tuple[Instance, int]]:
+    """Pending work sorted so that prompts sharing a prefix run one after another."""
+    if len(pending) < 2:
+        return pending
+    try:
+        from toollab.models.prefix import order_for_reuse
+    except ImportError:
+        return pending
+    reqs = [_first_request(agent, template, inst) for inst, _ in pending]
+    render = getattr(model, "render", None)
+
+    def key(req: ChatRequest) -> str:
+        try:
+            return str(render(req)) if callable(render) else ""
+        except Exception:
+            return ""
+
+    order = order_for_reuse(reqs, key if callable(render) else None)
+    return [pending[i] for i in order]
+
+
+def failure_prediction(inst: Instance, kind: str, error: str, elapsed: float) -> Prediction:
+    """The record of an instance the agent could not finish: scored as a failure."""
+    return Prediction(
+        id=inst.id,
+        raw="",
+        parsed=failed_parse(error),
+        error=error,
+        timings={"total_s": elapsed},
+        metadata={"failure": kind},
+    )
+
+
+async def run_one(
+    inst: Instance,
+    repeat: int,
+    agent: Agent,
+    model: Model,
+    template: Template,
+    options: AgentOptions,
+    *,
+    fingerprint: str | None,
+    timeout: float | None,
+) -> Prediction:
+    """One (instance, repeat): the agent's prediction, or a failure record; never raises
+    except for a configuration error (:class:`UsageError`)."""
+    t0 = time.perf_counter()
+    try:
+        coro = agent.run(inst, model, template, options)
+        pred = await (asyncio.wait_for(coro, timeout) if timeout else coro)
+    except UsageError:
+        raise
+    except (asyncio.TimeoutError, TimeoutError):
+        pred = failure_prediction(
+            inst, TIMEOUT, f"timed out after {timeout:g} s", time.perf_counter() - t0
+        )
+    except Exception as exc:
+        pred = failure_prediction(
+            inst, CRASH, f"{type(exc).__name__}: {exc}", time.perf_counter() - t0
+        )
+    pred.id = inst.id
+    pred.repeat = repeat
+    pred.dataset = fingerprint
+    pred.timings.setdefault("total_s", time.perf_counter() - t0)
+    return pred
+
+
+async def _run_pending(
+    pending: Sequence[tuple[Instance, int]],
+    agent: Agent,
+    model: Model,
+    template: Template,
+    options: Callable[[int], AgentOptions],
+    store: RunStore,
+    *,
+    fingerprint: str | None,
+    timeout: float | None,
+    concurrency: int,
+    progress: ProgressSink | None,
+) -> list[Prediction]:
+    queue = collections.deque(pending)
+    done: list[Prediction] = []
+    # group commit: lines are written as predictions finish; one fdatasync (in a thread, so the
+    # workers keep going) makes a whole batch durable before it counts as done
+    unsynced: list[Prediction] = []
+    wake = asyncio.Event()
+    finished = False
+
+    async def worker() -> None:
+        while queue:
+            inst, repeat = queue.popleft()
+            pred = await run_one(
+                inst,
+                repeat,
+                agent,
+                model,
+                template,
+                options(repeat),
+                fingerprint=fingerprint,
+                timeout=timeout,
+            )
+            store.append(pred, sync=False)
+            unsynced.append(pred)
+            wake.set()
+            await asyncio.sleep(0)  # let the committer start a sync while work goes on
+
+    async def committer() -> None:
+        while True:
+            await wake.wait()
+            wake.clear()
+            batch = unsynced[:]
+            del unsynced[:]
+            if batch:
+                await asyncio.to_thread(store.sync)
+                done.extend(batch)
+                if progress is not None:
+                    for pred in batch:
+                        progress.advance(pred)
+            if finished and not unsynced:
+                return
+
+    commit = asyncio.create_task(committer())
+    workers = [asyncio.create_task(worker()) for _ in range(min(concurrency, len(pending)))]
+    try:
+        await asyncio.gather(*workers)
+    finally:
+        for w in workers:
+            w.cancel()
+        finished = True
+        wake.set()
+        await commit
+    return done
+
+
+def _run_sync(coro: Any) -> Any:
+    from toollab.models.base import run_sync
+
+    return run_sync(coro)

@@ -1,0 +1,275 @@
+"""A run directory: ``run.json`` (configuration), ``predictions.jsonl``, ``results.json``.
+
+``predictions.jsonl`` is append-only: one :class:`~toollab.eval.record.Prediction` per line, each
+line written with a single ``write`` and ``fsync``-ed before the next instance is counted as done.
+A run killed at any point (``SIGKILL`` included) leaves at most one partial last line; reopening
+the directory drops that line (and cuts it from the file, so nothing half-written remains) and
+reports which ``(id, repeat)`` pairs are done, so the run continues where it stopped.
+
+A run refuses to continue in a directory whose ``run.json`` was written with a different
+configuration, naming every field that differs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from toollab.errors import InputError
+from toollab.eval.record import Prediction
+
+PREDICTIONS = "predictions.jsonl"
+RUN_JSON = "run.json"
+RESULTS = "results.json"
+LOCK = ".toollab.lock"
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    """Write JSON to ``path`` through a temporary file and a rename (never half-written)."""
+    tmp = path.with_name(path.name + ".tmp")
+    data = json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n"
+    with tmp.open("w", encoding="utf-8") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """A JSON object from ``path``; :class:`InputError` naming the file when it is not one."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("no such file", path=path) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+    if not isinstance(data, dict):
+        raise InputError(f"expected a JSON object, found {type(data).__name__}", path=path)
+    return data
+
+
+def parse_prediction_line(text: str, path: Path, line: int) -> Prediction:
+    """One JSONL line → :class:`Prediction`, with a clear error naming ``path:line``."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"not a complete JSON line ({exc.msg} at column {exc.colno}); the file is truncated "
+            "or corrupted",
+            path=path,
+            line=line,
+        ) from None
+    if not isinstance(data, dict):
+        raise InputError(
+            f"a prediction must be a JSON object, found {type(data).__name__}", path=path, line=line
+        )
+    try:
+        return Prediction.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "record"
+        raise InputError(
+            f"not a prediction record: {where}: {first.get('msg')}", path=path, line=line
+        ) from None
+
+
+def read_predictions(path: str | Path) -> list[Prediction]:
+    """Every prediction of a JSONL file, strictly: a truncated or malformed line is an error."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError("no such predictions file", path=p)
+    out: list[Prediction] = []
+    with p.open("rb") as fh:
+        data = fh.read()
+    lines = data.split(b"\n")
+    for n, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError("not UTF-8 text", path=p, line=n) from None
+        out.append(parse_prediction_line(text, p, n))
+    return out
+
+
+def config_differences(
+    old: dict[str, Any], new: dict[str, Any], keys: Sequence[str]
+) -> list[tuple[str, Any, Any]]:
+    """``(key, old value, new value)`` for every key in ``keys`` whose values differ."""
+    return [(k, old.get(k), new.get(k)) for k in keys if old.get(k) != new.get(k)]
+
+
+class RunStore:
+    """The files of one run directory.  Use as a context manager (holds an exclusive lock)."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self.predictions_path = self.root / PREDICTIONS
+        self.run_path = self.root / RUN_JSON
+        self.results_path = self.root / RESULTS
+        self._fd: int | None = None
+        self._lock_fh: Any = None
+        #: how many bytes of a partial last line were cut when the directory was opened
+        self.repaired_bytes = 0
+
+    # -- locking ---------------------------------------------------------------------------------
+    def __enter__(self) -> RunStore:
+        if self.root.exists() and not self.root.is_dir():
+            raise InputError("--out must be a directory, but a file is there", path=self.root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        fh = (self.root / LOCK).open("a")
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.close()
+            raise InputError(
+                "another toollab process is writing this run directory; wait for it or use "
+                "another --out",
+                path=self.root,
+            ) from None
+        self._lock_fh = fh
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        if self._lock_fh is not None:
+            with contextlib.suppress(OSError):
+                fcntl.flock(self._lock_fh.fileno(), fcntl.LOCK_UN)
+            self._lock_fh.close()
+            self._lock_fh = None
+
+    # -- configuration -----------------------------------------------------------------------------
+    def existing_config(self) -> dict[str, Any] | None:
+        return read_json(self.run_path) if self.run_path.is_file() else None
+
+    def prepare(
+        self, config: dict[str, Any], identity: Sequence[str], *, explain: str = ""
+    ) -> bool:
+        """Write ``run.json`` for a new run, or check it for a resumed one.
+
+        Returns True when the directory already held this run.  Fields in ``identity`` must be
+        equal; the others (e.g. the metric selection) are updated in ``run.json``.
+        """
+        old = self.existing_config()
+        if old is None:
+            if self.predictions_path.is_file() and self.predictions_path.stat().st_size > 0:
+                raise InputError(
+                    f"{PREDICTIONS} is here but {RUN_JSON} is missing, so the run cannot be "
+                    "checked before continuing; use another --out",
+                    path=self.root,
+                )
+            write_json_atomic(self.run_path, config)
+            return False
+        diffs = config_differences(old, config, identity)
+        if diffs:
+            lines = "; ".join(f"{k}: {a!r} in run.json, {b!r} now" for k, a, b in diffs)
+            raise InputError(
+                f"this directory holds a run with a different configuration ({lines}). "
+                f"Rerun with the same options to resume it, or use another --out{explain}",
+                path=self.run_path,
+            )
+        if any(old.get(k) != v for k, v in config.items()):
+            write_json_atomic(self.run_path, {**old, **config})
+        return True
+
+    # -- predictions ------------------------------------------------------------------------------
+    def load(self) -> list[Prediction]:
+        """The predictions written so far, after cutting a partial last line from the file.
+
+        A complete line that is not a prediction means the file was edited or damaged (an
+        interrupted run leaves only a partial *last* line): that is an error, not repaired.
+        """
+        path = self.predictions_path
+        if not path.is_file():
+            return []
+        with path.open("rb") as fh:
+            data = fh.read()
+        end = data.rfind(b"\n") + 1  # bytes up to and including the last newline
+        if end < len(data):
+            with path.open("r+b") as fh:
+                fh.truncate(end)
+                fh.flush()
+                os.fsync(fh.fileno())
+            self.repaired_bytes = len(data) - end
+        out: list[Prediction] = []
+        for n, raw in enumerate(data[:end].split(b"\n")[:-1], 1):
+            if not raw.strip():
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InputError("not UTF-8 text", path=path, line=n) from None
+            out.append(parse_prediction_line(text, path, n))
+        return out
+
+    def append(self, pred: Prediction, *, sync: bool = True) -> None:
+        """Append one prediction as one line; durably (``fdatasync``) unless ``sync=False``,
+        in which case :meth:`sync` must follow before the prediction counts as done."""
+        if self._fd is None:
+            new = not self.predictions_path.exists()
+            self._fd = os.open(self.predictions_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            if new:
+                _fsync_dir(self.root)
+        line = (pred.model_dump_json() + "\n").encode("utf-8")
+        view = memoryview(line)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+        if sync:
+            self.sync()
+
+    def sync(self) -> None:
+        """Make every line appended so far durable (one ``fdatasync`` covers them all)."""
+        if self._fd is not None:
+            os.fdatasync(self._fd)
+
+    def append_many(self, preds: Iterable[Prediction]) -> None:
+        """Append several predictions with one ``fdatasync`` at the end."""
+        for p in preds:
+            self.append(p, sync=False)
+        self.sync()
+
+    # -- results ----------------------------------------------------------------------------------
+    def write_results(self, results: dict[str, Any]) -> None:
+        write_json_atomic(self.results_path, results)
+
+
+def done_keys(preds: Iterable[Prediction]) -> set[tuple[str, int]]:
+    return {(p.id, p.repeat) for p in preds}
+
+
+def unique(preds: Iterable[Prediction]) -> Iterator[Prediction]:
+    """Predictions with the first record of each ``(id, repeat)`` kept."""
+    seen: set[tuple[str, int]] = set()
+    for p in preds:
+        key = (p.id, p.repeat)
+        if key not in seen:
+            seen.add(key)
+            yield p

@@ -1,0 +1,177 @@
+"""transformers backend, in process on CPU.
+
+``hf:/path/to/model_dir`` loads a model folder; ``hf:/path/model.gguf`` (or a folder plus
+``gguf_file=NAME``) loads a GGUF through transformers' ``gguf_file=`` (dequantized to float32);
+``hf:bundled`` is the bundled GGUF that way.  Messages are rendered with the tokenizer's chat
+template (``tools=`` handed to it when ``native_tools`` is set), so prompts and parsing are the same
+as with llama.cpp.  Greedy by default, seed via ``torch.manual_seed``, stop strings, usage and
+timings (prompt time = time to the first new token).
+
+Decoding is unconstrained (``supports_constraints`` is False): a request with ``json_schema`` or
+``grammar`` fails with :class:`BackendError` rather than silently ignoring the constraint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from toollab.errors import BackendError
+from toollab.models.base import ChatRequest, Model, ModelOutput, Timings, Usage
+from toollab.models.bundled import bundled_gguf_path
+from toollab.models.llamacpp import _chatml, physical_cores
+from toollab.models.registry import ModelSpec, merge_options, register_provider
+
+
+class _FirstTokenTimer:
+    """A generation streamer that notes when the first new token arrives."""
+
+    def __init__(self) -> None:
+        self.puts = 0
+        self.first_token_at: float | None = None
+
+    def put(self, value: Any) -> None:
+        self.puts += 1
+        if self.puts == 2 and self.first_token_at is None:  # 1st put is the prompt
+            self.first_token_at = time.perf_counter()
+
+    def end(self) -> None:
+        return None
+
+
+class HFModel(Model):
+    """A causal LM through transformers on CPU."""
+
+    max_concurrency = 1
+    supports_constraints = False
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        gguf_file: str | None = None,
+        n_threads: int | None = None,
+        name: str | None = None,
+    ) -> None:
+        p = Path(path)
+        if gguf_file is None and p.suffix.lower() == ".gguf":
+            p, gguf_file = p.parent, p.name
+        if not p.is_dir():
+            raise BackendError(f"model folder not found: {p}")
+        if gguf_file is not None and not (p / gguf_file).is_file():
+            raise BackendError(f"GGUF model file not found: {p / gguf_file}")
+        try:
+            import torch
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+        except ImportError as exc:
+            raise BackendError(
+                "transformers/torch are not installed: pip install 'toollab[hf]'"
+            ) from exc
+        self.path = p
+        self.gguf_file = gguf_file
+        self.name = name or f"hf:{p / gguf_file if gguf_file else p}"
+        self.n_threads = int(n_threads or physical_cores())
+        torch.set_num_threads(self.n_threads)
+        kw: dict[str, Any] = {"gguf_file": gguf_file} if gguf_file else {}
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(str(p), **kw)
+            self.model = AutoModelForCausalLM.from_pretrained(str(p), dtype=torch.float32, **kw)
+        except (OSError, ValueError, KeyError, RuntimeError) as exc:
+            raise BackendError(f"transformers could not load {self.name[3:]}: {exc}") from exc
+        self.model.eval()
+        self._lock = threading.Lock()
+
+    # -- prompts -----------------------------------------------------------------------------------
+    def render(self, req: ChatRequest) -> str:
+        if req.prompt is not None:
+            return req.prompt
+        tok = self.tokenizer
+        if not getattr(tok, "chat_template", None):
+            return _chatml(req.messages)
+        tools = [t.to_hf() for t in req.tools] if (req.tools and req.options.native_tools) else None
+        try:
+            text = tok.apply_chat_template(
+                req.messages, tools=tools, add_generation_prompt=True, tokenize=False
+            )
+        except Exception as exc:
+            raise BackendError(
+                f"the chat template of {self.name} refused the messages: {exc}"
+            ) from exc
+        return str(text)
+
+    # -- constraints -------------------------------------------------------------------------------
+    @staticmethod
+    def _refuse_constraints(req: ChatRequest) -> None:
+        if req.options.json_schema is not None or req.options.grammar is not None:
+            raise BackendError(
+                "the transformers backend decodes unconstrained; use the llama.cpp backend "
+                "(bundled: or llamacpp:) or an OpenAI-compatible server for json_schema/grammar"
+            )
+
+    # -- generation --------------------------------------------------------------------------------
+    def _run(self, req: ChatRequest) -> ModelOutput:
+        import torch
+
+        opts = req.options
+        self._refuse_constraints(req)
+        with self._lock:
+            t0 = time.perf_counter()
+            text = self.render(req)
+            enc = self.tokenizer(
+                text, return_tensors="pt", add_special_tokens=req.prompt is not None
+            )
+            n_prompt = int(enc["input_ids"].shape[1])
+            timer = _FirstTokenTimer()
+            sample = opts.temperature > 0
+            gen: dict[str, Any] = {
+                "max_new_tokens": opts.max_tokens,
+                "do_sample": sample,
+                "streamer": timer,
+                "pad_token_id": self.tokenizer.pad_token_id or self.tokenizer.eos_token_id,
+                "eos_token_id": self.tokenizer.eos_token_id,
+            }
+            if sample:
+                gen.update(temperature=opts.temperature, top_p=opts.top_p)
+            else:
+                gen.update(temperature=None, top_p=None, top_k=None)
+            if opts.stop:
+                gen.update(stop_strings=list(opts.stop), tokenizer=self.tokenizer)
+            torch.manual_seed(opts.seed)
+            try:
+                with torch.inference_mode():
+                    out = self.model.generate(**enc, **gen)
+            except RuntimeError as exc:
+                raise BackendError(f"transformers generation failed: {exc}") from exc
+            total = time.perf_counter() - t0
+        new = out[0, n_prompt:]
+        completion = self.tokenizer.decode(new, skip_special_tokens=True)
+        finish = "length" if len(new) >= opts.max_tokens else "stop"
+        for stop in opts.stop:
+            if stop and stop in completion:
+                completion = completion[: completion.index(stop)]
+                finish = "stop"
+        prompt_s = (timer.first_token_at - t0) if timer.first_token_at else total
+        return ModelOutput(
+            text=completion,
+            usage=Usage(prompt_tokens=n_prompt, completion_tokens=len(new)),
+            timings=Timings(
+                total_s=total, prompt_s=prompt_s, generation_s=max(0.0, total - prompt_s)
+            ),
+            finish_reason=finish,
+            tag=req.tag,
+        )
+
+    async def request(self, req: ChatRequest) -> ModelOutput:
+        return await asyncio.to_thread(self._run, req)
+
+
+@register_provider("hf")
+def _hf_provider(spec: ModelSpec, **options: Any) -> Model:
+    opts = merge_options(spec, options, ["gguf_file", "n_threads"], {"threads": "n_threads"})
+    if spec.model in ("bundled", "", "smollm2-135m"):
+        gguf = bundled_gguf_path()
+        return HFModel(gguf.parent, gguf_file=opts.pop("gguf_file", gguf.name), **opts)
+    return HFModel(spec.model, **opts)

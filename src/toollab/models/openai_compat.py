@@ -1,0 +1,384 @@
+"""OpenAI-compatible backend (vLLM, SGLang, Ollama, llama.cpp server, OpenAI) via the official client.
+
+``openai:<model>@<base_url>``, e.g. ``openai:qwen2.5:0.5b@http://127.0.0.1:11434/v1``; an empty
+model name takes the first model the server lists.  The API key comes from ``OPENAI_API_KEY``
+(``sk-no-key`` when unset, which local servers accept).
+
+* Native ``tools`` / ``tool_calls`` when ``options.native_tools`` is set; a server that refuses
+  ``tools`` (HTTP 400/422 naming them) is remembered and asked again without them (the prompt
+  carries the tool docs).
+* ``json_schema`` → ``response_format={"type": "json_schema", ...}``, falling back to llama.cpp's
+  ``{"type": "json_object", "schema": ...}`` and then vLLM's ``guided_json``; ``grammar`` → the
+  llama.cpp server's ``grammar`` field.
+* At most ``max_concurrency`` requests in flight; retries with exponential backoff and jitter on
+  429, 5xx, timeouts and connection errors; a per-request timeout (and a short connect timeout)
+  so a stalled or absent server fails with :class:`BackendError` instead of hanging.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import time
+import weakref
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from toollab.errors import BackendError, UsageError
+from toollab.models.base import ChatRequest, Model, ModelOutput, Timings, Usage
+from toollab.models.registry import ModelSpec, merge_options, register_provider
+from toollab.schema import ToolCall
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+#: structured-output request styles, tried in this order until the server takes one
+SCHEMA_MODES = ("json_schema", "json_object", "guided_json")
+
+
+@dataclass
+class _LoopState:
+    client: Any
+    sem: asyncio.Semaphore
+
+
+def _import_openai() -> Any:
+    try:
+        import openai
+    except ImportError as exc:
+        raise BackendError(
+            "the openai client is not installed: pip install 'toollab[openai]'"
+        ) from exc
+    return openai
+
+
+class OpenAIModel(Model):
+    """A model behind an OpenAI-compatible HTTP API."""
+
+    supports_constraints = True
+
+    def __init__(
+        self,
+        model: str = "",
+        base_url: str | None = None,
+        *,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        connect_timeout: float = 5.0,
+        max_retries: int = 3,
+        max_concurrency: int = 8,
+        backoff: float = 0.5,
+        backoff_max: float = 8.0,
+        name: str | None = None,
+    ) -> None:
+        _import_openai()
+        self.model = model
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip(
+            "/"
+        )
+        self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or "sk-no-key"
+        if timeout <= 0 or connect_timeout <= 0:
+            raise UsageError("timeout and connect_timeout must be positive")
+        if max_concurrency < 1:
+            raise UsageError("max_concurrency must be at least 1")
+        self.timeout = float(timeout)
+        self.connect_timeout = min(float(connect_timeout), self.timeout)
+        self.max_retries = max(0, int(max_retries))
+        self.max_concurrency = int(max_concurrency)
+        self.backoff = float(backoff)
+        self.backoff_max = float(backoff_max)
+        self.name = name or f"openai:{model}@{self.base_url}"
+        #: None = not tried yet, True/False = the server does / does not take ``tools``
+        self.native_tools_ok: bool | None = None
+        self.schema_mode = 0
+        self.retries = 0  # how many retries were made (for tests and reports)
+        self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._model_lock: asyncio.Lock | None = None
+
+    # -- per-event-loop client and semaphore -------------------------------------------------------
+    def _state(self) -> _LoopState:
+        loop = asyncio.get_running_loop()
+        st = self._states.get(loop)
+        if st is None:
+            import httpx
+
+            openai = _import_openai()
+            client = openai.AsyncOpenAI(
+                api_key=self.api_key,
+                base_url=self.base_url,
+                timeout=httpx.Timeout(self.timeout, connect=self.connect_timeout),
+                max_retries=0,
+            )
+            st = _LoopState(client, asyncio.Semaphore(self.max_concurrency))
+            self._states[loop] = st
+        return st
+
+    # -- retries -----------------------------------------------------------------------------------
+    async def _with_retries(self, call: Callable[[], Awaitable[Any]]) -> Any:
+        openai = _import_openai()
+        attempt = 0
+        while True:
+            try:
+                return await call()
+            except (
+                openai.RateLimitError,
+                openai.InternalServerError,
+                openai.APIConnectionError,
+            ) as exc:
+                if attempt >= self.max_retries:
+                    raise BackendError(self._describe(exc, attempt + 1)) from exc
+                await asyncio.sleep(self._delay(attempt, exc))
+                attempt += 1
+                self.retries += 1
+            except openai.APIStatusError as exc:
+                if exc.status_code >= 500:  # 5xx the client does not map to InternalServerError
+                    if attempt >= self.max_retries:
+                        raise BackendError(self._describe(exc, attempt + 1)) from exc
+                    await asyncio.sleep(self._delay(attempt, exc))
+                    attempt += 1
+                    self.retries += 1
+                    continue
+                raise
+
+    def _delay(self, attempt: int, exc: Exception) -> float:
+        retry_after = None
+        response = getattr(exc, "response", None)
+        if response is not None:
+            try:
+                retry_after = float(response.headers.get("retry-after", ""))
+            except (TypeError, ValueError):
+                retry_after = None
+        base = min(self.backoff_max, self.backoff * (2**attempt))
+        if retry_after is not None and 0 <= retry_after <= self.backoff_max:
+            base = max(base, retry_after)
+        return base * (0.5 + random.random() / 2)
+
+    def _describe(self, exc: Exception, attempts: int) -> str:
+        openai = _import_openai()
+        tries = f" (after {attempts} attempt{'s' if attempts != 1 else ''})"
+        if isinstance(exc, openai.APITimeoutError):
+            return f"{self.base_url}: no answer within {self.timeout:g} s{tries}"
+        if isinstance(exc, openai.APIConnectionError):
+            return f"cannot reach {self.base_url}: {exc}{tries}"
+        if isinstance(exc, openai.APIStatusError):
+            return f"{self.base_url} answered HTTP {exc.status_code}: {_short(exc)}{tries}"
+        return f"{self.base_url}: {exc}{tries}"
+
+    # -- the request -------------------------------------------------------------------------------
+    async def _model_name(self, client: Any) -> str:
+        if self.model:
+            return self.model
+        if self._model_lock is None:
+            self._model_lock = asyncio.Lock()
+        async with self._model_lock:
+            if not self.model:
+                page = await self._with_retries(lambda: client.models.list())
+                data = getattr(page, "data", None)
+                if not data:
+                    raise BackendError(
+                        f"{self.base_url} lists no models; name one: openai:<model>@<url>"
+                    )
+                self.model = str(data[0].id)
+        return self.model
+
+    def _kwargs(self, req: ChatRequest, model: str, native: bool) -> dict[str, Any]:
+        opts = req.options
+        kw: dict[str, Any] = {
+            "model": model,
+            "max_tokens": opts.max_tokens,
+            "temperature": opts.temperature,
+            "top_p": opts.top_p,
+            "seed": opts.seed,
+        }
+        if opts.stop:
+            kw["stop"] = list(opts.stop)
+        extra: dict[str, Any] = {}
+        if opts.grammar is not None:
+            extra["grammar"] = opts.grammar
+        elif opts.json_schema is not None:
+            mode = SCHEMA_MODES[self.schema_mode]
+            if mode == "json_schema":
+                kw["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {"name": "output", "schema": opts.json_schema, "strict": True},
+                }
+            elif mode == "json_object":
+                if req.prompt is None:
+                    kw["response_format"] = {"type": "json_object", "schema": opts.json_schema}
+                else:  # completions endpoints of llama.cpp servers: a grammar or json_schema
+                    extra.update(_completion_schema(opts.json_schema))
+            else:
+                extra["guided_json"] = opts.json_schema
+        if extra:
+            kw["extra_body"] = extra
+        if req.prompt is not None:
+            kw["prompt"] = req.prompt
+            kw.pop("response_format", None)
+        else:
+            kw["messages"] = req.messages
+            if native:
+                kw["tools"] = [t.to_openai() for t in req.tools]
+        return kw
+
+    async def request(self, req: ChatRequest) -> ModelOutput:
+        openai = _import_openai()
+        st = self._state()
+        async with st.sem:
+            t0 = time.perf_counter()
+            model = await self._model_name(st.client)
+            for _ in range(len(SCHEMA_MODES) + 2):  # each refusal changes a mode; bounded
+                native = bool(
+                    req.prompt is None
+                    and req.tools
+                    and req.options.native_tools
+                    and self.native_tools_ok is not False
+                )
+                kw = self._kwargs(req, model, native)
+                if req.prompt is not None:
+                    call = lambda kw=kw: st.client.completions.create(**kw)  # noqa: E731
+                else:
+                    call = lambda kw=kw: st.client.chat.completions.create(**kw)  # noqa: E731
+                try:
+                    resp = await self._with_retries(call)
+                except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                    if self._fall_back(exc, native, req):
+                        continue
+                    raise BackendError(self._describe(exc, 1)) from exc
+                except openai.APIStatusError as exc:
+                    raise BackendError(self._describe(exc, 1)) from exc
+                except BackendError:
+                    raise
+                except Exception as exc:  # invalid JSON bodies and other malformed answers
+                    raise BackendError(
+                        f"{self.base_url}: malformed response: {type(exc).__name__}: {exc}"
+                    ) from exc
+                if native:
+                    self.native_tools_ok = True
+                out = self._output(resp, req.prompt is not None)
+                out.timings = Timings(total_s=time.perf_counter() - t0)
+                out.tag = req.tag
+                return out
+        raise BackendError(f"{self.base_url} refused every form of the request")
+
+    def _fall_back(self, exc: Exception, native: bool, req: ChatRequest) -> bool:
+        """Switch off what the server refused; True when the request should be tried again."""
+        msg = _short(exc).lower()
+        if native and "tool" in msg:
+            self.native_tools_ok = False
+            return True
+        if (
+            req.options.json_schema is not None
+            and req.options.grammar is None
+            and self.schema_mode < len(SCHEMA_MODES) - 1
+            and any(w in msg for w in ("response_format", "json_schema", "schema", "json"))
+        ):
+            self.schema_mode += 1
+            return True
+        return False
+
+    def _output(self, resp: Any, completion: bool) -> ModelOutput:
+        choices = getattr(resp, "choices", None)
+        if not isinstance(choices, list) or not choices:
+            raise BackendError(
+                f"{self.base_url}: malformed response (no choices): {str(resp)[:200]!r}"
+            )
+        choice = choices[0]
+        tool_calls: list[ToolCall] | None = None
+        if completion:
+            text = getattr(choice, "text", None)
+            if not isinstance(text, str):
+                raise BackendError(f"{self.base_url}: malformed completion (no text)")
+        else:
+            message = getattr(choice, "message", None)
+            if message is None:
+                raise BackendError(f"{self.base_url}: malformed response (choice without message)")
+            text = message.content or ""
+            raw_calls = getattr(message, "tool_calls", None) or []
+            if raw_calls:
+                tool_calls, text = _read_tool_calls(raw_calls, text)
+        usage = getattr(resp, "usage", None)
+        cached = 0
+        details = getattr(usage, "prompt_tokens_details", None)
+        if details is not None:
+            cached = int(getattr(details, "cached_tokens", 0) or 0)
+        return ModelOutput(
+            text=text,
+            tool_calls=tool_calls,
+            usage=Usage(
+                prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+                cached_tokens=cached,
+            ),
+            finish_reason=getattr(choice, "finish_reason", None),
+        )
+
+    def close(self) -> None:
+        for loop, st in list(self._states.items()):
+            if not loop.is_closed() and not loop.is_running():
+                loop.run_until_complete(st.client.close())
+        self._states.clear()
+
+
+def _read_tool_calls(raw_calls: list[Any], text: str) -> tuple[list[ToolCall] | None, str]:
+    """Native calls → ToolCalls.  Calls whose arguments are not JSON are model output to score:
+    they are handed back as text (a JSON list of ``{name, arguments}``) for the parser to judge."""
+    calls: list[ToolCall] = []
+    raw: list[dict[str, Any]] = []
+    bad = False
+    for tc in raw_calls:
+        fn = getattr(tc, "function", None)
+        name = getattr(fn, "name", None) or ""
+        args = getattr(fn, "arguments", None) or ""
+        raw.append({"name": name, "arguments": args})
+        try:
+            parsed = json.loads(args) if args.strip() else {}
+            if not isinstance(parsed, dict) or not name:
+                raise ValueError("arguments are not an object")
+            calls.append(ToolCall(name=name, arguments=parsed, id=getattr(tc, "id", None) or None))
+        except (ValueError, TypeError):
+            bad = True
+    if bad:
+        return None, (text + "\n" if text else "") + json.dumps(raw, ensure_ascii=False)
+    return calls, text
+
+
+def _completion_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """llama-cpp-python's server takes ``grammar`` on /completions; llama.cpp's ``json_schema``."""
+    try:
+        from llama_cpp.llama_grammar import json_schema_to_gbnf
+    except ImportError:
+        return {"json_schema": schema}
+    return {"grammar": json_schema_to_gbnf(json.dumps(schema))}
+
+
+def _short(exc: Exception) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        msg = err.get("message") if isinstance(err, dict) else err
+        if msg:
+            return str(msg)[:500]
+        return json.dumps(body)[:500]
+    return str(getattr(exc, "message", None) or exc)[:500]
+
+
+@register_provider("openai")
+def _openai_provider(spec: ModelSpec, **options: Any) -> Model:
+    opts = merge_options(
+        spec,
+        options,
+        [
+            "api_key",
+            "timeout",
+            "connect_timeout",
+            "max_retries",
+            "max_concurrency",
+            "backoff",
+            "backoff_max",
+        ],
+        {"concurrency": "max_concurrency", "retries": "max_retries"},
+    )
+    return OpenAIModel(spec.model, spec.base_url, **opts)

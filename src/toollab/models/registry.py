@@ -1,0 +1,216 @@
+"""Model strings (``provider:model``) and the provider registry.
+
+A model string is parsed once into a typed :class:`ModelSpec`::
+
+    bundled:smollm2-135m                                  the default
+    llamacpp:/path/model.gguf+lora=/path/adapter.gguf?n_ctx=4096&n_threads=2
+    openai:qwen2.5-0.5b@http://127.0.0.1:8000/v1
+    hf:/path/to/model_dir            hf:bundled (the bundled GGUF through transformers)
+    fake:                            fake:/path/script.json (scripted outputs)
+
+``+key=value`` segments after the model name set ``lora`` (or other params); ``?k=v&k2=v2`` sets
+params, whose values are read as int, float or bool when they look like one.  Keyword options
+given to :func:`load_model` override params from the string.
+
+Providers are registered with :func:`register_provider`; third-party packages add theirs through
+the ``toollab.models`` entry-point group (an entry point may name a module that registers
+providers when imported, or a factory ``(spec, **options) -> Model`` registered under the entry
+point's name).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from toollab.errors import UsageError, did_you_mean
+from toollab.models.base import Model
+
+DEFAULT_MODEL = "bundled:smollm2-135m"
+ENTRY_POINT_GROUP = "toollab.models"
+
+ProviderFactory = Callable[..., Model]
+
+_PROVIDERS: dict[str, ProviderFactory] = {}
+_BUILTIN_MODULES = (
+    "toollab.models.fake",
+    "toollab.models.llamacpp",
+    "toollab.models.openai_compat",
+    "toollab.models.hf",
+    "toollab.models.oracle",
+)
+_loaded = False
+
+_PLUS_SEGMENT = re.compile(r"\+(?=[A-Za-z_][A-Za-z0-9_]*=)")
+_PROVIDER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A parsed model string."""
+
+    provider: str
+    model: str = ""
+    base_url: str | None = None
+    lora: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    #: the string it was parsed from
+    raw: str = ""
+
+    def __str__(self) -> str:
+        s = f"{self.provider}:{self.model}"
+        if self.base_url:
+            s += f"@{self.base_url}"
+        if self.lora:
+            s += f"+lora={self.lora}"
+        if self.params:
+            s += "?" + "&".join(f"{k}={v}" for k, v in self.params.items())
+        return s
+
+
+def _coerce(value: str) -> Any:
+    low = value.lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    for typ in (int, float):
+        try:
+            return typ(value)
+        except ValueError:
+            pass
+    return value
+
+
+def _parse_query(query: str, raw: str) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for part in query.split("&"):
+        if not part:
+            continue
+        key, sep, value = part.partition("=")
+        if not sep or not key:
+            raise UsageError(f"model string {raw!r}: parameter {part!r} is not key=value")
+        params[key.strip()] = _coerce(value.strip())
+    return params
+
+
+def parse_model_spec(spec: str | None) -> ModelSpec:
+    """Parse ``provider:model[@base_url][+lora=PATH][?k=v&...]``; an empty spec is the default."""
+    raw = (spec or "").strip() or DEFAULT_MODEL
+    provider, sep, rest = raw.partition(":")
+    if not sep:
+        if raw.lower().endswith(".gguf"):  # a bare GGUF path
+            provider, rest = "llamacpp", raw
+        elif raw in provider_names():
+            rest = ""
+        else:
+            raise UsageError(
+                f"model string {raw!r} has no provider; write provider:model, e.g. "
+                f"{DEFAULT_MODEL!r} or 'llamacpp:/path/model.gguf' "
+                f"(providers: {', '.join(provider_names())})"
+            )
+    provider = provider.strip().lower()
+    if not _PROVIDER_NAME.match(provider):
+        raise UsageError(f"model string {raw!r}: {provider!r} is not a provider name")
+    params: dict[str, Any] = {}
+    if "?" in rest:
+        rest, _, query = rest.rpartition("?")
+        params = _parse_query(query, raw)
+    segments = _PLUS_SEGMENT.split(rest)
+    model = segments[0].strip()
+    lora: str | None = None
+    for seg in segments[1:]:
+        key, _, value = seg.partition("=")
+        if key == "lora":
+            lora = value.strip() or None
+        else:
+            params[key] = _coerce(value.strip())
+    base_url: str | None = None
+    if provider == "openai" and "@" in model:
+        model, _, base_url = model.partition("@")
+        model, base_url = model.strip(), base_url.strip() or None
+    return ModelSpec(provider, model, base_url, lora, params, raw)
+
+
+# -- registry -------------------------------------------------------------------------------------
+def register_provider(name: str) -> Callable[[ProviderFactory], ProviderFactory]:
+    """Decorator: register ``factory(spec: ModelSpec, **options) -> Model`` under ``name``."""
+    if not _PROVIDER_NAME.match(name):
+        raise ValueError(f"invalid provider name {name!r}")
+
+    def deco(factory: ProviderFactory) -> ProviderFactory:
+        _PROVIDERS[name.lower()] = factory
+        return factory
+
+    return deco
+
+
+def _load_providers() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for mod in _BUILTIN_MODULES:
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as exc:
+            if exc.name != mod:  # a real missing dependency inside the module
+                raise
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        obj = ep.load()
+        if callable(obj) and not inspect.ismodule(obj):
+            _PROVIDERS.setdefault(ep.name.lower(), obj)
+
+
+def provider_names() -> list[str]:
+    _load_providers()
+    return sorted(_PROVIDERS)
+
+
+def get_provider(name: str) -> ProviderFactory:
+    _load_providers()
+    key = name.lower()
+    if key not in _PROVIDERS:
+        raise UsageError(
+            f"unknown model provider {name!r}{did_you_mean(key, list(_PROVIDERS))}; "
+            f"known: {', '.join(sorted(_PROVIDERS))}"
+        )
+    return _PROVIDERS[key]
+
+
+def load_model(spec: str | ModelSpec | None = None, **options: Any) -> Model:
+    """Build a model from a model string (default :data:`DEFAULT_MODEL`) and keyword options."""
+    parsed = spec if isinstance(spec, ModelSpec) else parse_model_spec(spec)
+    factory = get_provider(parsed.provider)
+    model = factory(parsed, **options)
+    model.name = parsed.raw or str(parsed)
+    return model
+
+
+def merge_options(
+    spec: ModelSpec,
+    options: dict[str, Any],
+    allowed: Iterable[str],
+    aliases: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Spec params overridden by keyword options, with aliases resolved and unknown keys refused."""
+    aliases = aliases or {}
+    allowed = list(allowed)
+    merged: dict[str, Any] = {}
+    for source in (spec.params, options):
+        for key, value in source.items():
+            name = aliases.get(key, key)
+            if name not in allowed:
+                known = sorted(set(allowed) | set(aliases))
+                raise UsageError(
+                    f"model {spec.raw or spec}: unknown option {key!r}"
+                    f"{did_you_mean(key, known)}; known: {', '.join(known)}"
+                )
+            merged[name] = value
+    return merged

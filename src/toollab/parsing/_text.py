@@ -1,0 +1,389 @@
+"""Shared helpers for the output parsers: bracket matching, value decoding, safe call building.
+
+Everything here runs in time linear in the length of the text (no backtracking regular
+expressions, no re-scanning from every position) and never raises on model output: decoding
+helpers return ``(ok, value, reason)`` triples.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from toollab.schema import ToolCall
+
+OPEN_TO_CLOSE = {"{": "}", "[": "]", "(": ")"}
+CLOSERS = frozenset(OPEN_TO_CLOSE.values())
+
+#: exceptions a decoder may raise on hostile input (deep nesting, huge literals, null bytes, ...)
+DECODE_ERRORS = (ValueError, TypeError, SyntaxError, RecursionError, MemoryError, OverflowError)
+
+
+# -- text hygiene ------------------------------------------------------------------------------
+
+
+def scrub(text: str) -> str:
+    """``text`` without lone UTF-16 surrogates (replaced by U+FFFD), so it can always be
+    written as UTF-8.  Other characters, including null bytes, are kept."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def clip(text: str, limit: int = 120) -> str:
+    """A short, printable excerpt of ``text`` for error messages."""
+    text = scrub(text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def strip_or_none(text: str | None) -> str | None:
+    if text is None:
+        return None
+    text = text.strip()
+    return text or None
+
+
+_FENCE_OPEN = re.compile(r"^```[A-Za-z0-9_+-]*[ \t]*\n?")
+
+
+def strip_code_fence(text: str) -> str:
+    """Remove one surrounding Markdown code fence (```` ```json ... ``` ````), if present."""
+    s = text.strip()
+    if not s.startswith("```"):
+        return s
+    m = _FENCE_OPEN.match(s)
+    body = s[m.end() :] if m else s[3:]
+    end = body.rfind("```")
+    if end != -1:
+        body = body[:end]
+    return body.strip()
+
+
+# -- bracket matching --------------------------------------------------------------------------
+
+
+def match_bracket(text: str, start: int, quotes: str = "\"'") -> int | None:
+    """Index of the bracket closing ``text[start]`` (one of ``{[(``), or ``None``.
+
+    Strings delimited by any character of ``quotes`` are skipped (with backslash escapes); a
+    closer of the wrong kind or the end of the text gives ``None``.  Linear time.
+    """
+    if start >= len(text) or text[start] not in OPEN_TO_CLOSE:
+        return None
+    stack = [OPEN_TO_CLOSE[text[start]]]
+    i, n = start + 1, len(text)
+    quote = ""
+    while i < n:
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 2
+                continue
+            if c == quote:
+                quote = ""
+        elif c in quotes:
+            quote = c
+        elif c in OPEN_TO_CLOSE:
+            stack.append(OPEN_TO_CLOSE[c])
+        elif c in CLOSERS:
+            if c != stack.pop():
+                return None
+            if not stack:
+                return i
+        i += 1
+    return None
+
+
+@dataclass(frozen=True)
+class Span:
+    """An outermost bracketed region; ``end`` is ``None`` when it is never closed (or broken by
+    a closer of the wrong kind, then ``broken`` is set)."""
+
+    start: int
+    end: int | None
+    broken: bool = False
+
+    def text(self, source: str) -> str:
+        return source[self.start : (self.end + 1 if self.end is not None else len(source))]
+
+
+def outer_spans(text: str, openers: str = "{[", quotes: str = '"') -> list[Span]:
+    """All outermost ``{...}`` / ``[...]`` regions of ``text`` in one linear pass.
+
+    Quotes only count inside a bracket, so apostrophes and quotation marks in surrounding prose
+    do not disturb the matching.  After a mismatched closer the scan restarts right after it.
+    """
+    spans: list[Span] = []
+    stack: list[str] = []
+    start = 0
+    quote = ""
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if not stack:
+            if c in openers:
+                stack.append(OPEN_TO_CLOSE[c])
+                start = i
+            i += 1
+            continue
+        if quote:
+            if c == "\\":
+                i += 2
+                continue
+            if c == quote:
+                quote = ""
+        elif c in quotes:
+            quote = c
+        elif c in OPEN_TO_CLOSE:
+            stack.append(OPEN_TO_CLOSE[c])
+        elif c in CLOSERS:
+            if c != stack.pop():
+                spans.append(Span(start, i, broken=True))
+                stack.clear()
+            elif not stack:
+                spans.append(Span(start, i))
+        i += 1
+    if stack:
+        spans.append(Span(start, None))
+    return spans
+
+
+def next_non_space(text: str, i: int) -> str:
+    """The first non-whitespace character at or after ``i`` (``""`` at the end)."""
+    n = len(text)
+    while i < n and text[i].isspace():
+        i += 1
+    return text[i] if i < n else ""
+
+
+# -- value decoding ----------------------------------------------------------------------------
+
+
+def load_json(text: str) -> tuple[bool, Any, str]:
+    try:
+        return True, json.loads(text), ""
+    except DECODE_ERRORS as exc:
+        return False, None, f"invalid JSON: {clip(str(exc), 160)}"
+
+
+#: Longest text handed to Python's own parser (``ast``).  CPython parses about 10 µs per
+#: character of call syntax, so this bounds the time one output can take; no real model output
+#: comes near it.
+MAX_AST_CHARS = 100_000
+
+
+def too_long_for_ast(text: str, limit: int | None = MAX_AST_CHARS) -> str:
+    """A reason when ``text`` is longer than ``limit`` characters, else ``""``."""
+    if limit is not None and len(text) > limit:
+        return f"too long to read as Python ({len(text)} characters, limit {limit})"
+    return ""
+
+
+def load_literal(text: str, limit: int | None = MAX_AST_CHARS) -> tuple[bool, Any, str]:
+    """``ast.literal_eval`` that never raises (and refuses texts longer than ``limit``)."""
+    reason = too_long_for_ast(text, limit)
+    if reason:
+        return False, None, reason
+    try:
+        return True, ast.literal_eval(text.strip()), ""
+    except DECODE_ERRORS as exc:
+        return False, None, f"not a Python literal: {clip(str(exc) or type(exc).__name__, 160)}"
+
+
+def load_json_or_literal(text: str) -> tuple[bool, Any, str]:
+    """JSON first, then a Python literal (single quotes, ``True``/``None``, tuples)."""
+    ok, value, reason = load_json(text)
+    if ok:
+        return ok, value, ""
+    ok, value, _ = load_literal(text)
+    if ok:
+        return ok, value, ""
+    return False, None, reason
+
+
+def jsonable(value: Any, _depth: int = 0) -> Any:
+    """``value`` made JSON-compatible: tuples and sets become lists, bytes and other objects
+    strings, dict keys strings, lone surrogates are replaced.  Raises RecursionError only beyond
+    a depth no decoder produces."""
+    if _depth > 500:
+        raise RecursionError("value nested too deeply")
+    if isinstance(value, str):
+        return scrub(value)
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        return value
+    if isinstance(value, dict):
+        return {_key(k): jsonable(v, _depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v, _depth + 1) for v in value]
+    if isinstance(value, set | frozenset):
+        items = [jsonable(v, _depth + 1) for v in value]
+        try:
+            return sorted(items)
+        except TypeError:
+            return items
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if value is Ellipsis:
+        return "..."
+    return scrub(str(value))
+
+
+def _key(k: Any) -> str:
+    if isinstance(k, str):
+        return scrub(k)
+    if isinstance(k, float) and math.isnan(k):
+        return "NaN"
+    return scrub(str(jsonable(k)))
+
+
+# -- calls -------------------------------------------------------------------------------------
+
+
+class CallShapeError(Exception):
+    """A decoded value does not describe a call; the message is the reason."""
+
+
+def make_call(
+    name: Any, arguments: Any, *, outputs: Any = None, call_id: Any = None, where: str = "call"
+) -> ToolCall:
+    """A validated :class:`ToolCall` from decoded parts, or :class:`CallShapeError`.
+
+    ``arguments`` may be a dict, ``None`` (no arguments) or a JSON string holding an object.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise CallShapeError(f"{where}: the tool name must be a non-empty string, got {_show(name)}")
+    if arguments is None:
+        arguments = {}
+    if isinstance(arguments, str):
+        if not arguments.strip():
+            arguments = {}
+        else:
+            ok, value, reason = load_json(arguments)
+            if not ok:
+                raise CallShapeError(f"{where}: arguments string is not JSON ({reason})")
+            arguments = value
+    if not isinstance(arguments, dict):
+        raise CallShapeError(
+            f"{where}: arguments must be an object, got {type(arguments).__name__}"
+        )
+    try:
+        args = jsonable(arguments)
+    except RecursionError as exc:
+        raise CallShapeError(f"{where}: arguments nested too deeply") from exc
+    outs: list[str] = []
+    if outputs is not None:
+        if not isinstance(outputs, list | tuple):
+            outputs = [outputs]
+        outs = [scrub(o) if isinstance(o, str) else scrub(str(jsonable(o))) for o in outputs]
+    cid = scrub(str(call_id)) if call_id not in (None, "") else None
+    return ToolCall(name=scrub(name.strip()), arguments=args, outputs=outs, id=cid)
+
+
+def _show(value: Any) -> str:
+    return clip(repr(value), 60)
+
+
+# -- safe evaluation of Python expressions ------------------------------------------------------
+
+#: Largest integer (in bits) an arithmetic expression may produce; keeps ``10**10**9`` out.
+MAX_INT_BITS = 4096
+MAX_SEQ_LEN = 100_000
+
+
+class UnsafeExpression(ValueError):
+    """An expression toollab will not evaluate (names, calls, huge results)."""
+
+
+_BINOPS: dict[type[ast.operator], Any] = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
+}
+
+
+def safe_arith(node: ast.AST) -> Any:
+    """Evaluate an arithmetic expression over literals (numbers, strings, lists, tuples) without
+    ``eval``.  Anything else — names, calls, attribute access — raises :class:`UnsafeExpression`;
+    oversized results (huge powers, giant repetitions) too."""
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, int | float | complex | str | bytes) or node.value is None:
+            return node.value
+        raise UnsafeExpression(f"unsupported constant {type(node.value).__name__}")
+    if isinstance(node, ast.List | ast.Tuple):
+        items = [safe_arith(e) for e in node.elts]
+        return items if isinstance(node, ast.List) else tuple(items)
+    if isinstance(node, ast.UnaryOp):
+        v = safe_arith(node.operand)
+        if isinstance(node.op, ast.USub):
+            return -v
+        if isinstance(node.op, ast.UAdd):
+            return +v
+        if isinstance(node.op, ast.Invert) and isinstance(v, int):
+            return ~v
+        if isinstance(node.op, ast.Not):
+            return not v
+        raise UnsafeExpression("unsupported unary operator")
+    if isinstance(node, ast.BinOp):
+        left, right = safe_arith(node.left), safe_arith(node.right)
+        if isinstance(node.op, ast.Pow):
+            return _safe_pow(left, right)
+        if isinstance(node.op, ast.Mult):
+            _check_repeat(left, right)
+        op = _BINOPS.get(type(node.op))
+        if op is None:
+            raise UnsafeExpression(f"unsupported operator {type(node.op).__name__}")
+        result = op(left, right)
+        _check_size(result)
+        return result
+    raise UnsafeExpression(f"cannot evaluate {type(node).__name__} safely")
+
+
+def _safe_pow(base: Any, exp: Any) -> Any:
+    if isinstance(base, int) and isinstance(exp, int) and not isinstance(exp, bool):
+        if exp > 0 and abs(base) > 1 and exp * max(abs(base).bit_length(), 1) > MAX_INT_BITS:
+            raise UnsafeExpression("power too large")
+    elif isinstance(base, int | float) and isinstance(exp, int | float):
+        if isinstance(exp, float) and abs(exp) > 1e6:
+            raise UnsafeExpression("power too large")
+    else:
+        raise UnsafeExpression("unsupported operands for **")
+    result = base**exp
+    _check_size(result)
+    return result
+
+
+def _check_repeat(a: Any, b: Any) -> None:
+    for seq, count in ((a, b), (b, a)):
+        if isinstance(seq, str | bytes | list | tuple) and isinstance(count, int):
+            if len(seq) * max(count, 0) > MAX_SEQ_LEN:
+                raise UnsafeExpression("repetition too large")
+
+
+def _check_size(value: Any) -> None:
+    if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
+        raise UnsafeExpression("number too large")
+    if isinstance(value, str | bytes | list | tuple) and len(value) > MAX_SEQ_LEN:
+        raise UnsafeExpression("result too large")
+
+
+def dotted_name(node: ast.AST) -> str:
+    """``a.b.c`` for an attribute chain, like BFCL's ``resolve_ast_call`` (parts that are not
+    names or attributes are skipped)."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))

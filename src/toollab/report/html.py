@@ -1,0 +1,222 @@
+"""The HTML report: one self-contained page (inline CSS and SVG charts, no external assets).
+
+Sections: the runs compared (configuration), the summary table (every scorer's figures, runs side
+by side, the best per row in bold), counts and timing, per-category breakdowns (bars + table) and
+the error-type breakdown (bars + table).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+from typing import Any
+
+from toollab.report import charts
+from toollab.report.runs import (
+    COUNT_FIELDS,
+    RUN_FIELDS,
+    RunView,
+    breakdown_table,
+    error_table,
+    fmt_seconds,
+    fmt_value,
+    scorer_metrics,
+)
+
+CSS = """
+:root { --fg:#1d2330; --muted:#5b6577; --line:#e3e7ee; --head:#f5f7fa; --accent:#0072B2; }
+* { box-sizing: border-box; }
+body { margin:0; font:14px/1.5 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+       color:var(--fg); background:#fbfcfd; }
+main { max-width:1100px; margin:0 auto; padding:28px 32px 64px; }
+h1 { font-size:24px; margin:0 0 4px; }
+h2 { font-size:18px; margin:36px 0 10px; padding-bottom:6px; border-bottom:2px solid var(--line); }
+h3 { font-size:15px; margin:22px 0 8px; color:var(--fg); }
+p.sub { color:var(--muted); margin:0 0 18px; }
+table { border-collapse:collapse; margin:6px 0 14px; background:#fff; font-variant-numeric:tabular-nums;
+        box-shadow:0 1px 2px rgba(0,0,0,.04); }
+th, td { border:1px solid var(--line); padding:5px 10px; text-align:left; vertical-align:top; }
+th { background:var(--head); font-weight:600; }
+td.num { text-align:right; white-space:nowrap; font-family:ui-monospace, SFMono-Regular, Menlo, monospace; font-size:13px; }
+td.best { font-weight:700; color:var(--accent); }
+td.scorer { font-weight:600; background:#fafbfc; }
+.chart { background:#fff; border:1px solid var(--line); padding:8px; margin:8px 0 4px; max-width:760px; }
+.chart svg { width:100%; height:auto; display:block; }
+.note { color:var(--muted); font-size:13px; }
+.pill { display:inline-block; padding:1px 8px; border-radius:10px; background:#eef3f8; margin-right:4px; font-size:12px; }
+nav a { margin-right:14px; color:var(--accent); text-decoration:none; }
+footer { margin-top:40px; color:var(--muted); font-size:12px; }
+"""
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _num_cells(values: list[Any], texts: list[str], higher_is_better: bool = True) -> str:
+    nums = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+    best = (max(nums) if higher_is_better else min(nums)) if len(nums) > 1 else None
+    cells = []
+    for v, t in zip(values, texts, strict=True):
+        cls = "num best" if best is not None and v == best and len(set(nums)) > 1 else "num"
+        cells.append(f'<td class="{cls}">{_e(t)}</td>')
+    return "".join(cells)
+
+
+def _run_header(runs: list[RunView]) -> str:
+    return "".join(f"<th>{_e(r.label)}</th>" for r in runs)
+
+
+def _overview(runs: list[RunView]) -> str:
+    rows = []
+    for key, label in RUN_FIELDS:
+        cells = "".join(f"<td>{_e(fmt_value(r.config.get(key)))}</td>" for r in runs)
+        rows.append(f"<tr><th>{_e(label)}</th>{cells}</tr>")
+    paths = "".join(f"<td class='note'>{_e(r.path)}</td>" for r in runs)
+    rows.append(f"<tr><th>directory</th>{paths}</tr>")
+    return f"<table><tr><th></th>{_run_header(runs)}</tr>{''.join(rows)}</table>"
+
+
+def _summary(runs: list[RunView]) -> str:
+    rows = []
+    for scorer, names in scorer_metrics(runs):
+        rows.append(
+            f'<tr><td class="scorer" colspan="{len(runs) + 1}">{_e(scorer)}</td></tr>'
+        )
+        for name in names:
+            values = [r.metrics.get(scorer, {}).get(name) for r in runs]
+            texts = [r.metric(scorer, name) for r in runs]
+            rows.append(f"<tr><td>{_e(name)}</td>{_num_cells(values, texts)}</tr>")
+    if not rows:
+        return "<p class='note'>No scorer applied to these runs.</p>"
+    ci = any(r.ci95 for r in runs)
+    note = (
+        "<p class='note'>Figures are means over repeats ± the half-width of the 95 % confidence "
+        "interval (Student's t).</p>"
+        if ci
+        else ""
+    )
+    return f"<table><tr><th>figure</th>{_run_header(runs)}</tr>{''.join(rows)}</table>{note}"
+
+
+def _counts(runs: list[RunView]) -> str:
+    rows = []
+    for key, label in COUNT_FIELDS:
+        values = [r.counts.get(key) for r in runs]
+        texts = [fmt_value(v) for v in values]
+        rows.append(f"<tr><th>{_e(label)}</th>" + "".join(f'<td class="num">{_e(t)}</td>' for t in texts) + "</tr>")
+    for key, label in (
+        ("instance_s_mean", "time per instance (mean)"),
+        ("instance_s_p95", "time per instance (p95)"),
+    ):
+        texts = [fmt_seconds(r.timing.get(key)) for r in runs]
+        rows.append(f"<tr><th>{_e(label)}</th>" + "".join(f'<td class="num">{_e(t)}</td>' for t in texts) + "</tr>")
+    for key, label in (("prompt_tokens", "prompt tokens"), ("completion_tokens", "completion tokens")):
+        texts = [fmt_value(r.timing.get(key)) for r in runs]
+        rows.append(f"<tr><th>{_e(label)}</th>" + "".join(f'<td class="num">{_e(t)}</td>' for t in texts) + "</tr>")
+    return f"<table><tr><th></th>{_run_header(runs)}</tr>{''.join(rows)}</table>"
+
+
+def _chart(svg: str | None) -> str:
+    return f'<div class="chart">{svg}</div>' if svg else ""
+
+
+def _categories(runs: list[RunView]) -> str:
+    parts = []
+    for i, (scorer, _names) in enumerate(scorer_metrics(runs)):
+        name, groups, values = breakdown_table(runs, scorer)
+        if name is None or not groups:
+            continue
+        svg = charts.grouped_bars(
+            groups,
+            [(r.label, [row[j] for row in values]) for j, r in enumerate(runs)],
+            xlabel=name,
+            salt=f"cat{i}",
+        )
+        rows = "".join(
+            f"<tr><td>{_e(g)}</td>{_num_cells(vals, [fmt_value(v) for v in vals])}</tr>"
+            for g, vals in zip(groups, values, strict=True)
+        )
+        parts.append(
+            f"<h3>{_e(scorer)} — {_e(name)} by category</h3>{_chart(svg)}"
+            f"<table><tr><th>category</th>{_run_header(runs)}</tr>{rows}</table>"
+        )
+    return "".join(parts) or "<p class='note'>No per-category figures in these runs.</p>"
+
+
+def _errors(runs: list[RunView]) -> str:
+    parts = []
+    for i, (scorer, _names) in enumerate(scorer_metrics(runs)):
+        kinds, counts = error_table(runs, scorer)
+        if not kinds:
+            continue
+        svg = charts.grouped_bars(
+            kinds,
+            [(r.label, [row[j] for row in counts]) for j, r in enumerate(runs)],
+            xlabel="instances",
+            salt=f"err{i}",
+            fraction=False,
+        )
+        rows = "".join(
+            f"<tr><td>{_e(k)}</td>"
+            + _num_cells([-c for c in row], [str(c) for c in row])
+            + "</tr>"
+            for k, row in zip(kinds, counts, strict=True)
+        )
+        parts.append(
+            f"<h3>{_e(scorer)}</h3>{_chart(svg)}"
+            f"<table><tr><th>error type</th>{_run_header(runs)}</tr>{rows}</table>"
+        )
+    return "".join(parts) or "<p class='note'>No errors recorded.</p>"
+
+
+def _notes(runs: list[RunView]) -> str:
+    items = []
+    for r in runs:
+        for scorer, notes in (r.results.get("notes") or {}).items():
+            for note in notes:
+                items.append(f"<li><b>{_e(r.label)}</b> · {_e(scorer)}: {_e(note)}</li>")
+    return f"<h2 id='notes'>Notes</h2><ul>{''.join(items)}</ul>" if items else ""
+
+
+def render_html(runs: list[RunView], title: str = "toollab evaluation report") -> str:
+    """The whole page as one string."""
+    now = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
+    chart_note = (
+        ""
+        if charts.available()
+        else "<p class='note'>Charts need matplotlib (pip install 'toollab[eval]'); tables only.</p>"
+    )
+    pills = "".join(f"<span class='pill'>{_e(r.label)}</span>" for r in runs)
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{_e(title)}</title>
+<style>{CSS}</style>
+</head>
+<body>
+<main>
+<h1>{_e(title)}</h1>
+<p class="sub">{len(runs)} run{"s" if len(runs) != 1 else ""}: {pills} · generated {now}</p>
+<nav><a href="#summary">Summary</a><a href="#runs">Runs</a><a href="#counts">Counts</a>
+<a href="#categories">Categories</a><a href="#errors">Errors</a></nav>
+{chart_note}
+<h2 id="summary">Summary</h2>
+{_summary(runs)}
+<h2 id="runs">Runs</h2>
+{_overview(runs)}
+<h2 id="counts">Counts and timing</h2>
+{_counts(runs)}
+<h2 id="categories">Per category</h2>
+{_categories(runs)}
+<h2 id="errors">Error types</h2>
+<p class="note">How many predictions each scorer put in each error class (fewer is better).</p>
+{_errors(runs)}
+{_notes(runs)}
+<footer>toollab report · figures are fractions in [0, 1] unless counted</footer>
+</main>
+</body>
+</html>
+"""

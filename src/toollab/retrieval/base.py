@@ -1,0 +1,138 @@
+"""The retriever interface: ``retrieve(query, k)`` → ranked tools with scores.
+
+Every retriever indexes a list of :class:`~toollab.schema.Tool` once and answers queries with
+:class:`Hit` lists, best first.  Behaviour on awkward input is defined here, once:
+
+* an empty pool → :class:`~toollab.errors.InputError` ("the tool pool is empty");
+* duplicate tool names → :class:`~toollab.errors.InputError` naming them (a retriever
+  returns tools by name, so names must be unique);
+* ``k`` larger than the pool → every tool, ranked (no error); ``k < 1`` → :class:`UsageError`;
+* a tool without a description is indexed by its name and parameter names (it can still be
+  found), and :attr:`Retriever.undocumented` lists such tools so callers can warn.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from toollab.errors import InputError, UsageError, did_you_mean
+from toollab.schema import Tool
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def split_identifier(name: str) -> str:
+    """``getWeatherByCity`` / ``get_weather_by_city`` / ``weather.get`` → ``get weather by city``."""
+    spaced = _CAMEL.sub(" ", name)
+    return " ".join(w.lower() for w in _WORD.findall(spaced))
+
+
+def tool_text(tool: Tool) -> str:
+    """The text a tool is indexed by: name words, description, parameter names and docs."""
+    parts = [split_identifier(tool.name), tool.description.strip()]
+    for pname, spec in tool.properties.items():
+        desc = spec.get("description", "") if isinstance(spec, dict) else ""
+        parts.append(f"{split_identifier(pname)} {desc}".strip())
+    return ". ".join(p for p in parts if p)
+
+
+@dataclass(frozen=True)
+class Hit:
+    tool: Tool
+    score: float
+    rank: int
+
+    @property
+    def name(self) -> str:
+        return self.tool.name
+
+
+def check_pool(tools: Sequence[Tool]) -> list[Tool]:
+    tools = list(tools)
+    if not tools:
+        raise InputError("the tool pool is empty: nothing to retrieve from")
+    counts = Counter(t.name for t in tools)
+    dupes = sorted(n for n, c in counts.items() if c > 1)
+    if dupes:
+        shown = ", ".join(repr(d) for d in dupes[:5]) + (" ..." if len(dupes) > 5 else "")
+        raise InputError(
+            f"the tool pool has {len(dupes)} duplicate tool name(s): {shown}; names must be unique"
+        )
+    return tools
+
+
+def check_k(k: int) -> int:
+    if not isinstance(k, int) or k < 1:
+        raise UsageError(f"k must be a positive integer, got {k!r}")
+    return k
+
+
+class Retriever(ABC):
+    """Index once, then :meth:`retrieve` many times."""
+
+    name: str = ""
+
+    def __init__(self) -> None:
+        self.tools: list[Tool] = []
+        self.undocumented: list[str] = []
+
+    def index(self, tools: Sequence[Tool]) -> Retriever:
+        self.tools = check_pool(tools)
+        self.undocumented = [t.name for t in self.tools if not t.description.strip()]
+        self._build([tool_text(t) for t in self.tools])
+        return self
+
+    @abstractmethod
+    def _build(self, texts: list[str]) -> None:
+        """Build the index over one text per tool."""
+
+    @abstractmethod
+    def _search(self, queries: list[str], k: int) -> list[list[tuple[int, float]]]:
+        """For each query, (tool index, score) pairs, best first, at most ``k``."""
+
+    def retrieve(self, query: str, k: int = 5) -> list[Hit]:
+        return self.retrieve_many([query], k)[0]
+
+    def retrieve_many(self, queries: Sequence[str], k: int = 5) -> list[list[Hit]]:
+        if not self.tools:
+            raise InputError("the retriever has no index: call index(tools) first")
+        k = min(check_k(k), len(self.tools))
+        results = self._search([q if isinstance(q, str) else str(q) for q in queries], k)
+        return [
+            [Hit(self.tools[i], float(s), r + 1) for r, (i, s) in enumerate(res)]
+            for res in results
+        ]
+
+
+_RETRIEVERS: dict[str, Callable[..., Retriever]] = {}
+
+
+def register_retriever(name: str) -> Callable[[Callable[..., Retriever]], Callable[..., Retriever]]:
+    def deco(factory: Callable[..., Retriever]) -> Callable[..., Retriever]:
+        _RETRIEVERS[name] = factory
+        return factory
+
+    return deco
+
+
+def retriever_names() -> list[str]:
+    import toollab.retrieval  # noqa: F401  (registers the built-ins)
+
+    return sorted(_RETRIEVERS)
+
+
+def get_retriever(name: str, **options: Any) -> Retriever:
+    import toollab.retrieval  # noqa: F401
+
+    if name not in _RETRIEVERS:
+        raise UsageError(
+            f"unknown retriever {name!r}{did_you_mean(name, list(_RETRIEVERS))}; "
+            f"known: {', '.join(sorted(_RETRIEVERS))}"
+        )
+    return _RETRIEVERS[name](**options)

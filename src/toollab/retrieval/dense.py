@@ -1,0 +1,85 @@
+"""Dense retrieval: cosine similarity of all-MiniLM-L6-v2 embeddings.
+
+Pools up to ``ann_threshold`` tools (default 20,000) are searched exactly with one matrix
+product; larger pools use an HNSW index (``hnswlib``), built once per pool and cached on disk
+next to the embeddings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from toollab.retrieval.base import Retriever, register_retriever
+from toollab.retrieval.embeddings import DEFAULT_MODEL, Embedder, cache_dir
+
+
+def top_k(scores: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """Indices and scores of the k largest entries of a 1-D array, best first."""
+    if k >= scores.shape[0]:
+        idx = np.argsort(-scores, kind="stable")
+    else:
+        part = np.argpartition(-scores, k - 1)[:k]
+        idx = part[np.argsort(-scores[part], kind="stable")]
+    return [(int(i), float(scores[i])) for i in idx[:k]]
+
+
+@register_retriever("dense")
+class DenseRetriever(Retriever):
+    name = "dense"
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        ann_threshold: int = 20_000,
+        embedder: Embedder | None = None,
+        show_progress: bool = False,
+    ) -> None:
+        super().__init__()
+        self.embedder = embedder or Embedder(model)
+        self.ann_threshold = ann_threshold
+        self.show_progress = show_progress
+        self.matrix: np.ndarray = np.zeros((0, 0), dtype=np.float32)
+        self._ann: Any = None
+
+    def _build(self, texts: list[str]) -> None:
+        self.matrix = self.embedder.encode(texts, show_progress=self.show_progress)
+        self._ann = None
+        if len(texts) > self.ann_threshold:
+            self._ann = self._build_ann(self.embedder.key(texts))
+
+    def _build_ann(self, key: str) -> Any:
+        import hnswlib
+
+        n, dim = self.matrix.shape
+        index = hnswlib.Index(space="ip", dim=dim)
+        path = cache_dir() / "embeddings" / f"{key}.hnsw"
+        if path.is_file():
+            try:
+                index.load_index(str(path), max_elements=n)
+                index.set_ef(128)
+                return index
+            except RuntimeError:
+                pass  # rebuilt below
+        index.init_index(max_elements=n, ef_construction=200, M=32, random_seed=0)
+        index.add_items(self.matrix, np.arange(n), num_threads=-1)
+        index.set_ef(128)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        index.save_index(str(path))
+        return index
+
+    def embed_queries(self, queries: list[str]) -> np.ndarray:
+        return self.embedder.encode_uncached(queries)
+
+    def _search(self, queries: list[str], k: int) -> list[list[tuple[int, float]]]:
+        q = self.embed_queries(queries)
+        if self._ann is not None:
+            labels, dists = self._ann.knn_query(q, k=k, num_threads=1)
+            # hnswlib's "ip" space returns 1 - inner product
+            return [
+                [(int(i), float(1.0 - d)) for i, d in zip(row_l, row_d, strict=True)]
+                for row_l, row_d in zip(labels, dists, strict=True)
+            ]
+        sims = q @ self.matrix.T
+        return [top_k(row, k) for row in sims]

@@ -1,0 +1,216 @@
+"""``chat``: tools rendered through the model's own chat template when it takes ``tools=``.
+
+Many instruction-tuned models ship a Jinja chat template that documents tools itself (Qwen,
+Hermes, Llama 3.1, Mistral ...).  :class:`ChatTemplate` wraps such a template — from a
+``transformers`` tokenizer (``tokenizer.apply_chat_template(..., tools=[t.to_hf()])``), a GGUF
+file's ``tokenizer.chat_template`` or a template string — and uses it when its source mentions
+``tools``.  Otherwise it falls back to one of toollab's documented templates (``hermes`` by
+default), which also reads the model's output unless another ``parser`` is named.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from toollab.errors import InputError
+from toollab.schema import Instance, Tool, ToolCall
+from toollab.templates.base import Message, Template, get_template, register_template
+
+
+def _tojson(
+    value: Any,
+    ensure_ascii: bool = False,
+    indent: int | None = None,
+    separators: tuple[str, str] | None = None,
+    sort_keys: bool = False,
+) -> str:
+    return json.dumps(
+        value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
+    )
+
+
+def _raise(message: str) -> None:
+    raise InputError(f"chat template: {message}")
+
+
+def render_jinja(source: str, **context: Any) -> str:
+    """Render a Hugging Face style chat template (same environment as ``transformers``)."""
+    from jinja2 import TemplateError
+    from jinja2.ext import loopcontrols
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    env = ImmutableSandboxedEnvironment(
+        trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols]
+    )
+    env.filters["tojson"] = _tojson
+    env.globals["raise_exception"] = _raise
+    env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
+    try:
+        return env.from_string(source).render(**context)
+    except TemplateError as exc:
+        raise InputError(f"chat template failed to render: {exc}") from exc
+
+
+def gguf_chat_template(path: str | Path) -> str | None:
+    """The ``tokenizer.chat_template`` stored in a GGUF file (``None`` when it has none)."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError("GGUF file not found", path=p)
+    try:
+        from gguf import GGUFReader
+    except ImportError:
+        GGUFReader = None
+    if GGUFReader is not None:
+        field = GGUFReader(str(p)).fields.get("tokenizer.chat_template")
+        if field is None:
+            return None
+        return bytes(field.parts[field.data[0]]).decode("utf-8")
+    from llama_cpp import Llama
+
+    llm = Llama(model_path=str(p), vocab_only=True, verbose=False)
+    value = llm.metadata.get("tokenizer.chat_template")
+    return value if isinstance(value, str) else None
+
+
+class ChatTemplate(Template):
+    """A model's chat template, used for tools when it supports ``tools=``."""
+
+    name = "chat"
+
+    def __init__(
+        self,
+        tokenizer: Any = None,
+        *,
+        chat_template: str | None = None,
+        fallback: str | Template = "hermes",
+        parser: str | None = None,
+        special_tokens: dict[str, str] | None = None,
+    ) -> None:
+        self.tokenizer = tokenizer
+        source = (
+            chat_template
+            if chat_template is not None
+            else getattr(tokenizer, "chat_template", None)
+        )
+        self.source: str | None = source if isinstance(source, str) else None
+        self.fallback = get_template(fallback) if isinstance(fallback, str) else fallback
+        self.parser = parser or self.fallback.parser
+        self.max_calls = self.fallback.max_calls
+        self.supports_refs = self.fallback.supports_refs
+        self.special_tokens = dict(special_tokens or {})
+        if tokenizer is not None:
+            for key in ("bos_token", "eos_token"):
+                tok = getattr(tokenizer, key, None)
+                if isinstance(tok, str):
+                    self.special_tokens.setdefault(key, tok)
+
+    @classmethod
+    def from_gguf(cls, path: str | Path, **kw: Any) -> ChatTemplate:
+        return cls(chat_template=gguf_chat_template(path), **kw)
+
+    @property
+    def supports_tools(self) -> bool:
+        """Whether the wrapped chat template documents tools itself."""
+        return self.source is not None and "tools" in self.source
+
+    # -- prompts ---------------------------------------------------------------------------
+    def system_prompt(self, tools: list[Tool]) -> str:
+        """The fallback's system prompt (a tool-aware chat template documents tools itself)."""
+        return "" if self.supports_tools else self.fallback.system_prompt(tools)
+
+    def messages(self, instance: Instance, tools: list[Tool] | None = None) -> list[Message]:
+        """The conversation; the tools travel separately (``tools=``) when the template takes them."""
+        if not self.supports_tools:
+            return self.fallback.messages(instance, tools)
+        if instance.messages:
+            return [dict(m) for m in instance.messages]
+        return [{"role": "user", "content": instance.query}]
+
+    def render_prompt(
+        self,
+        messages: list[Message],
+        tools: list[Tool] | None = None,
+        *,
+        add_generation_prompt: bool = True,
+    ) -> str:
+        """The prompt text the model sees, through the chat template."""
+        hf_tools = [t.to_hf() for t in tools] if tools and self.supports_tools else None
+        if self.tokenizer is not None and hasattr(self.tokenizer, "apply_chat_template"):
+            text = self.tokenizer.apply_chat_template(
+                messages,
+                tools=hf_tools,
+                tokenize=False,
+                add_generation_prompt=add_generation_prompt,
+            )
+            return str(text)
+        if self.source is None:
+            raise InputError("no chat template: give a tokenizer, a GGUF file or a template string")
+        return render_jinja(
+            self.source,
+            messages=messages,
+            tools=hf_tools,
+            add_generation_prompt=add_generation_prompt,
+            **self.special_tokens,
+        )
+
+    def prompt(self, instance: Instance, tools: list[Tool] | None = None) -> str:
+        offered = tools if tools is not None else instance.tools
+        return self.render_prompt(self.messages(instance, offered), offered)
+
+    # -- targets ---------------------------------------------------------------------------
+    def render_calls(self, calls: list[ToolCall]) -> str:
+        """The calls as the chat template writes an assistant ``tool_calls`` turn.
+
+        Falls back to the fallback template's rendering when the chat template has no tool
+        support or does not render assistant tool calls as a plain continuation.
+        """
+        if self.supports_tools and self.source is not None:
+            native = self._native_calls(calls)
+            if native is not None:
+                return native
+        return self.fallback.render_calls(calls)
+
+    def _native_calls(self, calls: list[ToolCall]) -> str | None:
+        user: list[Message] = [{"role": "user", "content": "x"}]
+        tool_calls = [
+            {
+                "type": "function",
+                "function": {"name": c.name, "arguments": c.model_dump(mode="json")["arguments"]},
+            }
+            for c in calls
+        ]
+        try:
+            prefix = self.render_prompt(user, add_generation_prompt=True)
+            empty = self.render_prompt(
+                [*user, {"role": "assistant", "content": ""}], add_generation_prompt=False
+            )
+            full = self.render_prompt(
+                [*user, {"role": "assistant", "content": "", "tool_calls": tool_calls}],
+                add_generation_prompt=False,
+            )
+        except InputError:
+            return None
+        if not (empty.startswith(prefix) and full.startswith(prefix)):
+            return None
+        end_of_turn = empty[len(prefix) :]
+        body = full[len(prefix) :]
+        if end_of_turn and body.endswith(end_of_turn):
+            body = body[: -len(end_of_turn)]
+        body = body.strip()
+        if not body or calls[0].name not in body:
+            return None
+        return body
+
+    def render_answer(self, text: str | None) -> str:
+        return self.fallback.render_answer(text)
+
+    def target(self, instance: Instance) -> str:
+        if not self.supports_tools:
+            return self.fallback.target(instance)
+        return super().target(instance)
+
+
+register_template("chat")(ChatTemplate)

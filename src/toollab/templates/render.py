@@ -1,0 +1,86 @@
+"""Value and call renderers shared by the templates (JSON, Python literals, references)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from toollab.schema import Ref, Tool, ToolCall, to_seal_value
+from toollab.schema.call import _refs_to_json
+
+#: the assistant text used for an explicit no-call when the instance gives no answer text
+DEFAULT_NO_CALL_ANSWER = "None of the available tools can be used to answer this request."
+
+
+def json_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    """Arguments as plain JSON: references become ``{"$ref": label}``."""
+    out: dict[str, Any] = _refs_to_json(arguments)
+    return out
+
+
+def call_to_json(call: ToolCall) -> dict[str, Any]:
+    """The OpenAI-style ``{"name", "arguments"}`` object of a call."""
+    return {"name": call.name, "arguments": json_arguments(call.arguments)}
+
+
+def dumps(value: Any, *, indent: int | None = None) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=indent)
+
+
+def py_literal(value: Any) -> str:
+    """A Python literal for an argument value; a :class:`Ref` becomes its label as a bare name."""
+    if isinstance(value, Ref):
+        return value.label if value.label.isidentifier() else repr(value.label)
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"float({str(value)!r})"
+    if isinstance(value, int | float | str):
+        return repr(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{py_literal(k)}: {py_literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, tuple):
+        inner = ", ".join(py_literal(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, list):
+        return "[" + ", ".join(py_literal(v) for v in value) + "]"
+    return repr(value)
+
+
+def python_expressible(calls: Sequence[ToolCall]) -> bool:
+    """Whether calls can be written in Python call syntax: dotted identifiers as names,
+    identifiers as argument names."""
+    return all(
+        all(part.isidentifier() for part in c.name.split("."))
+        and all(isinstance(k, str) and k.isidentifier() for k in c.arguments)
+        for c in calls
+    )
+
+
+def py_call(call: ToolCall) -> str:
+    """``name(arg=value, ...)`` with Python-literal values (BFCL and DEER call syntax)."""
+    args = ", ".join(f"{k}={py_literal(v)}" for k, v in call.arguments.items())
+    return f"{call.name}({args})"
+
+
+def seal_call(call: ToolCall) -> dict[str, Any]:
+    """Seal-Tools' ``{"api", "parameters", "responses"}`` with references as their labels."""
+    return {
+        "api": call.name,
+        "parameters": to_seal_value(call.arguments),
+        "responses": list(call.outputs),
+    }
+
+
+def function_doc(tool: Tool) -> dict[str, Any]:
+    """The bare function dict of a tool (name, description, parameters)."""
+    fn: dict[str, Any] = tool.to_openai()["function"]
+    return fn
+
+
+def raw_doc(tool: Tool) -> dict[str, Any] | None:
+    """The tool's original documentation dict, when the dataset adapter kept it."""
+    raw = tool.metadata.get("raw")
+    return dict(raw) if isinstance(raw, dict) else None

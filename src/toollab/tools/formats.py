@@ -1,0 +1,254 @@
+"""Reading one tool record in any of the formats a pool file may hold.
+
+Accepted records (one JSON object each):
+
+* toollab's own :class:`~toollab.schema.Tool` JSON: ``{"name", "description", "parameters",
+  "returns", "category", "metadata"}`` (only ``name`` is required);
+* an OpenAI tool ``{"type": "function", "function": {...}}`` or the bare function dict
+  ``{"name", "description", "parameters", ...}``;
+* a Seal-Tools ``tool.jsonl`` record ``{"api_name", "api_description", "parameters":
+  {name: {"type": "str", "description"}}, "required", "responses"}``.
+
+Seal-Tools' Python type names become JSON Schema types (see :data:`PY_TO_JSON_TYPE`); a type
+toollab does not know is kept under ``"x-original-type"`` and puts no constraint on the value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toollab.errors import ToolSchemaError
+from toollab.schema import Tool
+
+#: Python-style type names (Seal-Tools, BFCL) → JSON Schema types
+PY_TO_JSON_TYPE: dict[str, str] = {
+    "str": "string",
+    "string": "string",
+    "int": "integer",
+    "integer": "integer",
+    "float": "number",
+    "number": "number",
+    "bool": "boolean",
+    "boolean": "boolean",
+    "list": "array",
+    "array": "array",
+    "tuple": "array",
+    "dict": "object",
+    "object": "object",
+    "null": "null",
+    "none": "null",
+}
+
+#: JSON Schema's own type names
+JSON_TYPES = ("string", "integer", "number", "boolean", "array", "object", "null")
+
+#: the keys of toollab's own tool JSON
+TOOL_KEYS = frozenset(Tool.model_fields)
+
+#: keys of a Seal-Tools parameter/response entry that are JSON Schema keywords with the same meaning
+_SEAL_KEEP = {"description", "default", "enum"}
+
+SEAL_FORMAT = "seal-tools"
+OPENAI_FORMAT = "openai"
+TOOLLAB_FORMAT = "toollab"
+#: the record formats a pool file may hold
+FORMATS = (TOOLLAB_FORMAT, OPENAI_FORMAT, SEAL_FORMAT)
+
+
+def json_type_for(name: Any) -> str | None:
+    """The JSON Schema type for a Python-style or JSON Schema type name, or ``None``."""
+    if not isinstance(name, str):
+        return None
+    return PY_TO_JSON_TYPE.get(name.strip().lower())
+
+
+def seal_field_schema(spec: Any) -> dict[str, Any]:
+    """One Seal-Tools parameter or response entry → a JSON Schema."""
+    if not isinstance(spec, dict):
+        raise ToolSchemaError(
+            f"expected an object with 'type' and 'description', got {type(spec).__name__}"
+        )
+    out: dict[str, Any] = {}
+    original = spec.get("type")
+    json_type = json_type_for(original)
+    if json_type is not None:
+        out["type"] = json_type
+    elif original is not None:
+        out["x-original-type"] = original
+    for key, value in spec.items():
+        if key == "type":
+            continue
+        if key in _SEAL_KEEP:
+            out[key] = value
+        elif key == "examples" and isinstance(value, list):
+            out["examples"] = value
+        else:
+            # Seal-only annotations (example, unit, choices, ...) travel as extension keywords
+            out[key if key.startswith("x-") else f"x-{key}"] = value
+    return out
+
+
+def seal_to_tool(record: dict[str, Any]) -> Tool:
+    """A Seal-Tools ``tool.jsonl`` record → :class:`Tool` (``field`` becomes the category)."""
+    name = record.get("api_name")
+    if not isinstance(name, str) or not name.strip():
+        raise ToolSchemaError("tool has no name (Seal-Tools record without 'api_name')")
+    params = record.get("parameters")
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise ToolSchemaError(
+            f"tool {name!r}: 'parameters' must be an object of name → {{type, description}}, "
+            f"got {type(params).__name__}"
+        )
+    properties: dict[str, Any] = {}
+    for pname, spec in params.items():
+        try:
+            properties[pname] = seal_field_schema(spec)
+        except ToolSchemaError as exc:
+            raise ToolSchemaError(f"tool {name!r}: parameter {pname!r}: {exc.problem}") from None
+    required = record.get("required")
+    if required is None:
+        required = []
+    if not isinstance(required, list):
+        raise ToolSchemaError(
+            f"tool {name!r}: 'required' must be a list of parameter names, got {type(required).__name__}"
+        )
+    parameters: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
+
+    returns: dict[str, Any] | None = None
+    responses = record.get("responses")
+    if responses is not None:
+        if not isinstance(responses, dict):
+            raise ToolSchemaError(
+                f"tool {name!r}: 'responses' must be an object of name → {{type, description}}, "
+                f"got {type(responses).__name__}"
+            )
+        rprops: dict[str, Any] = {}
+        for rname, spec in responses.items():
+            try:
+                rprops[rname] = seal_field_schema(spec)
+            except ToolSchemaError as exc:
+                raise ToolSchemaError(f"tool {name!r}: response {rname!r}: {exc.problem}") from None
+        returns = {"type": "object", "properties": rprops}
+
+    known = {"api_name", "api_description", "parameters", "required", "responses", "field"}
+    metadata: dict[str, Any] = {"format": SEAL_FORMAT}
+    extra = {k: v for k, v in record.items() if k not in known}
+    if extra:
+        metadata["seal_extra"] = extra
+    return Tool.build(
+        name=name,
+        description=record.get("api_description") or "",
+        parameters=parameters,
+        returns=returns,
+        category=record.get("field"),
+        metadata=metadata,
+    )
+
+
+def record_format(record: Any) -> str:
+    """Which of the accepted formats a decoded JSON value looks like."""
+    if not isinstance(record, dict):
+        raise ToolSchemaError(f"a tool must be a JSON object, got {json_kind(record)}")
+    if "api_name" in record or "api_description" in record:
+        return SEAL_FORMAT
+    if "function" in record or record.get("type") == "function":
+        return OPENAI_FORMAT
+    if set(record) <= TOOL_KEYS:
+        return TOOLLAB_FORMAT
+    return OPENAI_FORMAT  # a bare function dict with extra keys (e.g. "strict")
+
+
+def tool_from_record(record: Any) -> Tool:
+    """Decode one tool record of any accepted format; :class:`ToolSchemaError` says why not."""
+    fmt = record_format(record)
+    if fmt == SEAL_FORMAT:
+        return seal_to_tool(record)
+    if fmt == OPENAI_FORMAT:
+        fn = record.get("function", record)
+        if not isinstance(fn, dict):
+            raise ToolSchemaError(
+                f"'function' must be an object describing one tool, got {json_kind(fn)}"
+            )
+        if isinstance(fn, dict) and not (isinstance(fn.get("name"), str) and fn["name"].strip()):
+            raise ToolSchemaError("tool has no name")
+        return Tool.from_openai(record)
+    metadata = record.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise ToolSchemaError("'metadata' must be an object")
+    return Tool.build(
+        name=record.get("name"),
+        description=record.get("description") or "",
+        parameters=record.get("parameters"),
+        returns=record.get("returns"),
+        category=record.get("category"),
+        metadata=metadata,
+    )
+
+
+def tool_to_record(tool: Tool) -> dict[str, Any]:
+    """toollab's own tool JSON, without empty optional fields."""
+    out: dict[str, Any] = {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool.parameters,
+    }
+    if tool.returns is not None:
+        out["returns"] = tool.returns
+    if tool.category is not None:
+        out["category"] = tool.category
+    if tool.metadata:
+        out["metadata"] = tool.metadata
+    return out
+
+
+def normalize_schema(schema: Any) -> Any:
+    """Replace Python-style type names (``"dict"``, ``"float"``, ``"str"``, ...) by JSON Schema
+    types throughout a schema; an unknown type name moves to ``"x-original-type"``.
+
+    Useful for sources such as BFCL that write ``"type": "dict"``.  Returns a new value.
+    """
+    if isinstance(schema, list):
+        return [normalize_schema(v) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "type" and isinstance(value, str):
+            mapped = json_type_for(value)
+            if mapped is None:
+                out["x-original-type"] = value
+            else:
+                out["type"] = mapped
+        elif key == "type" and isinstance(value, list):
+            mapped_list = [json_type_for(v) or v for v in value]
+            out["type"] = mapped_list
+        elif key in ("properties", "$defs", "definitions", "patternProperties") and isinstance(
+            value, dict
+        ):
+            out[key] = {k: normalize_schema(v) for k, v in value.items()}
+        elif key == "enum" or key == "const" or key == "default" or key == "examples":
+            out[key] = value
+        else:
+            out[key] = normalize_schema(value)
+    return out
+
+
+def json_kind(value: Any) -> str:
+    """The JSON type name of a Python value (``bool`` is ``boolean``, never ``integer``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__

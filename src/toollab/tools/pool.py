@@ -1,0 +1,417 @@
+"""A tool pool: tool name → schema and (optionally) the Python callable that implements it.
+
+Pool files are JSON Lines (one tool per line) or a ``.json`` file holding a JSON list of tools.
+Each tool may be written in any format :func:`toollab.tools.formats.tool_from_record` reads
+(toollab, OpenAI, bare function dict, Seal-Tools).  :func:`validate_file` reports *every* problem
+of a file with its line; :meth:`ToolPool.load` raises :class:`PoolFileError` when there is any.
+:meth:`ToolPool.save` writes toollab's own format atomically (a crash never leaves half a file).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from toollab.errors import InputError, ToolSchemaError, UnknownToolError, UsageError, did_you_mean
+from toollab.schema import Tool, ToolCall
+from toollab.tools.decorator import ToolFunction
+from toollab.tools.formats import FORMATS, record_format, tool_from_record, tool_to_record
+from toollab.tools.validation import check_tool_schema, validate_arguments, validate_call
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem of a pool file: where it is and what is wrong."""
+
+    path: str
+    line: int | None
+    problem: str
+    tool: str | None = None
+    #: position (1-based) of the tool in a JSON-list file
+    item: int | None = None
+
+    def format(self) -> str:
+        loc = self.path if self.line is None else f"{self.path}:{self.line}"
+        if self.item is not None:
+            loc += f" (item {self.item})"
+        what = f"tool {self.tool!r}: " if self.tool else ""
+        return f"{loc}: {what}{self.problem}"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"line": self.line, "tool": self.tool, "problem": self.problem}
+        if self.item is not None:
+            out["item"] = self.item
+        return out
+
+
+class PoolFileError(ToolSchemaError):
+    """A pool file has problems; ``problems`` lists all of them, the message names the first."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        first = problems[0]
+        more = (
+            f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''})"
+            if len(problems) > 1
+            else ""
+        )
+        what = f"tool {first.tool!r}: " if first.tool else ""
+        super().__init__(
+            f"{what}{first.problem}{more}",
+            path=first.path,
+            line=first.line,
+            where=f"item {first.item}" if first.item is not None else None,
+        )
+
+
+@dataclass
+class PoolEntry:
+    """A registered tool: the schema plus, when it can be executed, its implementation."""
+
+    tool: Tool
+    fn: Callable[..., Any] | None = None
+    is_async: bool = False
+    sandboxed: bool = False
+    parallel: bool = True
+    timeout: float | None = None
+
+    @property
+    def executable(self) -> bool:
+        return self.fn is not None
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+#: ``(line, item in a JSON list, decoded value, problem)``
+_Record = tuple[int | None, int | None, Any, str | None]
+
+
+def _records(path: Path, text: str) -> Iterator[_Record]:
+    """One :data:`_Record` per tool record of a pool file's text."""
+    stripped = text.lstrip()
+    if path.suffix.lower() == ".json" and stripped.startswith("["):
+        yield from _json_list_records(text)
+        return
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield n, None, json.loads(line), None
+        except json.JSONDecodeError as exc:
+            yield n, None, None, f"malformed JSON: {exc.msg} (column {exc.colno})"
+
+
+def _json_list_records(text: str, start: int = 0, *, whole: bool = True) -> Iterator[_Record]:
+    """Elements of the JSON list at ``text[start:]``, each with the line it starts on."""
+    decoder = json.JSONDecoder()
+    i = text.index("[", start) + 1
+    n = len(text)
+
+    def skip(j: int) -> int:
+        while j < n and text[j] in " \t\r\n":
+            j += 1
+        return j
+
+    i = skip(i)
+    if i < n and text[i] == "]":
+        return
+    item = 0
+    while True:
+        i = skip(i)
+        item += 1
+        try:
+            value, end = decoder.raw_decode(text, i)
+        except json.JSONDecodeError as exc:
+            yield exc.lineno, item, None, f"malformed JSON: {exc.msg} (column {exc.colno})"
+            return
+        yield _line_of(text, i), item, value, None
+        i = skip(end)
+        if i < n and text[i] == ",":
+            i += 1
+            continue
+        if i < n and text[i] == "]":
+            rest = text[i + 1 :].strip()
+            if rest and whole:
+                line = _line_of(text, i + 1 + text[i + 1 :].index(rest[0]))
+                yield line, None, None, "malformed JSON: extra data after the list"
+            return
+        where = _line_of(text, min(i, n - 1)) if n else 1
+        yield where, item, None, "malformed JSON: expected ',' or ']' after a list element"
+        return
+
+
+def _record_name(record: Any) -> str | None:
+    if not isinstance(record, dict):
+        return None
+    for key in ("name", "api_name"):
+        if isinstance(record.get(key), str) and record[key].strip():
+            return str(record[key])
+    fn = record.get("function")
+    if isinstance(fn, dict) and isinstance(fn.get("name"), str) and fn["name"].strip():
+        return str(fn["name"])
+    return None
+
+
+def check_format(fmt: str | None) -> str | None:
+    """``fmt`` if it is a known record format (or ``None``/``"auto"``), else :class:`UsageError`."""
+    if fmt is None or fmt == "auto":
+        return None
+    if fmt not in FORMATS:
+        raise UsageError(
+            f"unknown format {fmt!r}; choose one of auto, {', '.join(FORMATS)}"
+            + did_you_mean(fmt, FORMATS)
+        )
+    return fmt
+
+
+def read_pool_file(
+    path: str | Path, *, fmt: str | None = None
+) -> tuple[list[tuple[int, Tool]], list[Problem]]:
+    """Every tool of a pool file with its line, and every problem found on the way.
+
+    ``fmt`` (``toollab``, ``openai``, ``seal-tools``) requires every record to be in that format;
+    ``None`` or ``"auto"`` accepts any."""
+    fmt = check_format(fmt)
+    p = Path(path)
+    shown = str(path)
+    if not p.exists():
+        return [], [Problem(shown, None, "no such file")]
+    if p.is_dir():
+        return [], [Problem(shown, None, "is a directory, not a tool pool file")]
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        return [], [Problem(shown, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})")]
+    except OSError as exc:
+        return [], [Problem(shown, None, f"cannot read: {exc.strerror}")]
+    if p.suffix.lower() == ".json" and not text.lstrip().startswith("[") and text.strip():
+        try:
+            whole = json.loads(text)
+        except json.JSONDecodeError:
+            whole = None
+        if isinstance(whole, dict) and isinstance(whole.get("tools"), list):
+            return _check_records(
+                shown, _json_list_records(text, text.index('"tools"'), whole=False), fmt
+            )
+    return _check_records(shown, _records(p, text), fmt)
+
+
+def _where(line: int | None, item: int | None) -> str:
+    if item is None:
+        return f"line {line}"
+    return f"item {item} on line {line}"
+
+
+def _check_records(
+    shown: str, records: Iterable[_Record], fmt: str | None = None
+) -> tuple[list[tuple[int, Tool]], list[Problem]]:
+    tools: list[tuple[int, Tool]] = []
+    problems: list[Problem] = []
+    first: dict[str, str] = {}
+    for line, item, record, problem in records:
+        if problem is not None:
+            problems.append(Problem(shown, line, problem, item=item))
+            continue
+        name = _record_name(record)
+        try:
+            if fmt is not None and record_format(record) != fmt:
+                raise ToolSchemaError(
+                    f"expected a {fmt} tool record, got a {record_format(record)} one"
+                )
+            tool = tool_from_record(record)
+        except ToolSchemaError as exc:
+            problems.append(Problem(shown, line, exc.problem, name, item))
+            continue
+        except (ValueError, TypeError) as exc:  # pydantic's validation of odd field values
+            problems.append(Problem(shown, line, str(exc).splitlines()[0], name, item))
+            continue
+        reasons = check_tool_schema(tool)
+        problems.extend(Problem(shown, line, r, tool.name, item) for r in reasons)
+        here = _where(line, item)
+        if tool.name in first:
+            problems.append(
+                Problem(
+                    shown,
+                    line,
+                    f"duplicate tool name {tool.name!r} ({first[tool.name]} and {here})",
+                    tool.name,
+                    item,
+                )
+            )
+            continue
+        first[tool.name] = here
+        if not reasons:
+            tools.append((line or 0, tool))
+    return tools, problems
+
+
+def validate_file(path: str | Path, *, fmt: str | None = None) -> list[Problem]:
+    """Every problem of a pool file (``[]`` when it is clean)."""
+    return read_pool_file(path, fmt=fmt)[1]
+
+
+class ToolPool:
+    """Tools by name, each with an optional implementation.
+
+    ``parallel=False`` makes the executor run this pool's calls one at a time.
+    """
+
+    def __init__(self, tools: Iterable[Tool | ToolFunction] = (), *, parallel: bool = True) -> None:
+        self._entries: dict[str, PoolEntry] = {}
+        self.parallel = parallel
+        for t in tools:
+            self.add(t)
+
+    # -- registration ----------------------------------------------------------------------------
+    def add(
+        self,
+        tool: Tool | ToolFunction | Callable[..., Any],
+        fn: Callable[..., Any] | None = None,
+        *,
+        sandboxed: bool | None = None,
+        parallel: bool | None = None,
+        timeout: float | None = None,
+        replace: bool = False,
+    ) -> PoolEntry:
+        """Register a schema (with an optional implementation ``fn``), a ``@tool`` function, or a
+        plain function (its schema is built as ``@tool`` would)."""
+        if isinstance(tool, Tool):
+            entry = PoolEntry(tool=tool, fn=fn)
+        else:
+            tf = tool if isinstance(tool, ToolFunction) else ToolFunction(tool)
+            entry = PoolEntry(
+                tool=tf.tool,
+                fn=fn or tf.fn,
+                sandboxed=tf.sandboxed,
+                parallel=tf.parallel,
+                timeout=tf.timeout,
+            )
+        if entry.fn is not None:
+            entry.is_async = inspect.iscoroutinefunction(entry.fn)
+        if sandboxed is not None:
+            entry.sandboxed = sandboxed
+        if parallel is not None:
+            entry.parallel = parallel
+        if timeout is not None:
+            entry.timeout = timeout
+        reasons = check_tool_schema(entry.tool)
+        if reasons:
+            raise ToolSchemaError(f"tool {entry.tool.name!r}: " + "; ".join(reasons))
+        if entry.tool.name in self._entries and not replace:
+            raise ToolSchemaError(f"a tool named {entry.tool.name!r} is already in the pool")
+        self._entries[entry.tool.name] = entry
+        return entry
+
+    def bind(self, name: str, fn: Callable[..., Any], **flags: Any) -> PoolEntry:
+        """Attach an implementation to a tool already in the pool (e.g. loaded from a file)."""
+        entry = self.entry(name)
+        entry.fn = fn
+        entry.is_async = inspect.iscoroutinefunction(fn)
+        for key, value in flags.items():
+            if key not in ("sandboxed", "parallel", "timeout"):
+                raise TypeError(f"unknown flag {key!r}")
+            setattr(entry, key, value)
+        return entry
+
+    def register(self, fn: Callable[..., Any]) -> ToolFunction:
+        """Decorator: ``@pool.register`` on a function or a ``@tool``."""
+        tf = fn if isinstance(fn, ToolFunction) else ToolFunction(fn)
+        self.add(tf)
+        return tf
+
+    def remove(self, name: str) -> None:
+        self.entry(name)
+        del self._entries[name]
+
+    # -- lookup ------------------------------------------------------------------------------------
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator[Tool]:
+        return (e.tool for e in self._entries.values())
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._entries)
+
+    @property
+    def tools(self) -> list[Tool]:
+        return [e.tool for e in self._entries.values()]
+
+    def as_mapping(self) -> Mapping[str, Tool]:
+        return {n: e.tool for n, e in self._entries.items()}
+
+    def get(self, name: str) -> Tool | None:
+        entry = self._entries.get(name)
+        return entry.tool if entry else None
+
+    def entry(self, name: str) -> PoolEntry:
+        try:
+            return self._entries[name]
+        except KeyError:
+            raise UnknownToolError(name, self.names) from None
+
+    def tool(self, name: str) -> Tool:
+        return self.entry(name).tool
+
+    def return_fields(self) -> dict[str, list[str]]:
+        """Each tool's ordered output fields (what ``link_calls`` needs)."""
+        return {n: e.tool.return_fields for n, e in self._entries.items()}
+
+    # -- validation --------------------------------------------------------------------------------
+    def validate_call(self, call: ToolCall) -> list[str]:
+        """Reasons why ``call`` does not fit this pool (``[]`` when it does)."""
+        return validate_call(call, self.as_mapping())
+
+    def validate_arguments(self, name: str, arguments: Any) -> list[str]:
+        return validate_arguments(self.tool(name), arguments)
+
+    # -- files ---------------------------------------------------------------------------------------
+    @classmethod
+    def load(cls, path: str | Path, *, fmt: str | None = None, parallel: bool = True) -> ToolPool:
+        """Read a JSONL or JSON-list pool file; :class:`PoolFileError` lists every problem."""
+        tools, problems = read_pool_file(path, fmt=fmt)
+        if problems:
+            raise PoolFileError(problems)
+        pool = cls(parallel=parallel)
+        for _, t in tools:
+            pool._entries[t.name] = PoolEntry(tool=t)
+        return pool
+
+    def save(self, path: str | Path) -> Path:
+        """Write the schemas in toollab's format: a JSON list for ``.json``, else JSON Lines.
+
+        The file is written to a temporary name and renamed, so it is complete or absent."""
+        p = Path(path)
+        if p.is_dir():
+            raise InputError("is a directory, not a file name", path=p)
+        if not p.parent.exists():
+            raise InputError(f"directory {str(p.parent)!r} does not exist", path=p)
+        records = [tool_to_record(e.tool) for e in self._entries.values()]
+        if p.suffix.lower() == ".json":
+            text = json.dumps(records, ensure_ascii=False, indent=2) + "\n"
+        else:
+            text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, p)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return p
+
+    def __repr__(self) -> str:
+        return f"ToolPool({len(self)} tools)"

@@ -1,0 +1,322 @@
+"""Checking tool schemas and call arguments, with one precise reason per problem.
+
+* :func:`check_tool_schema` — is a :class:`~toollab.schema.Tool` usable?  Its ``parameters`` must
+  be a valid JSON Schema (Draft 2020-12 meta-schema, checked with ``jsonschema``) of type
+  ``object``; every ``required`` name must be a declared property; property names must be
+  non-empty.  ``returns``, when present, must be a valid JSON Schema too.
+* :func:`validate_arguments` — do a call's arguments fit the tool?  Missing required parameters,
+  unknown parameters (unless the schema allows extra ones with ``additionalProperties``), wrong
+  types (a Python ``bool`` is not an integer; an integer is a valid number), enum violations and
+  nested errors (array items, object fields) each give one reason naming the parameter path,
+  e.g. ``parameter 'tags[1]': expected string, got integer 3``.  :class:`~toollab.schema.Ref`
+  values are not checked: they are validated once resolved.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import copy
+import functools
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError, best_match
+
+from toollab.errors import ArgumentValidationError, did_you_mean
+from toollab.schema import Ref, Tool, ToolCall
+from toollab.tools.formats import JSON_TYPES, json_kind, json_type_for
+
+_META = Draft202012Validator(Draft202012Validator.META_SCHEMA)
+#: validators whose reasons come first: what is missing or unknown
+_FIRST = ("required", "additionalProperties", "unevaluatedProperties")
+
+
+# -- tool schemas ---------------------------------------------------------------------------------
+def _path(parts: Iterable[Any]) -> str:
+    out = ""
+    for p in parts:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        else:
+            out += f".{p}" if out else str(p)
+    return out
+
+
+def _schema_error_reason(err: ValidationError, where: str) -> str:
+    loc = _path([where, *err.absolute_path])
+    if err.absolute_path and err.absolute_path[-1] == "type" and isinstance(err.instance, str):
+        hint = json_type_for(err.instance)
+        fix = (
+            f" (use {hint!r})"
+            if hint and hint != err.instance
+            else did_you_mean(err.instance, JSON_TYPES)
+        )
+        return f"invalid JSON Schema at {loc}: {err.instance!r} is not a JSON Schema type{fix}; types are {', '.join(JSON_TYPES)}"
+    if err.validator in ("anyOf", "oneOf", "allOf") and err.context:
+        inner = best_match(err.context)
+        return f"invalid JSON Schema at {loc}: {inner.message}"
+    return f"invalid JSON Schema at {loc}: {err.message}"
+
+
+_NAMED_SCHEMAS = ("$defs", "definitions", "dependentSchemas", "patternProperties")
+_TEXT_KEYWORDS = ("description", "title", "$comment")
+
+
+def _skeleton(schema: Any) -> Any:
+    """``schema`` without what cannot change its meta-schema validity (texts, example values,
+    extension keywords), so that validity can be cached by structure."""
+    if isinstance(schema, list):
+        return [_skeleton(v) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key.startswith("x-") or key in ("default", "const"):
+            continue  # extension keywords and any-value keywords cannot make a schema invalid
+        if key in _TEXT_KEYWORDS and isinstance(value, str):
+            out[key] = ""
+        elif key in ("enum", "examples") and isinstance(value, list):
+            out[key] = []
+        elif key in (*_NAMED_SCHEMAS, "properties") and isinstance(value, dict):
+            out[key] = {k: _skeleton(v) for k, v in value.items()}
+        else:
+            out[key] = _skeleton(value)
+    return out
+
+
+@functools.lru_cache(maxsize=8192)
+def _skeleton_valid(skeleton_json: str) -> bool:
+    return bool(_META.is_valid(json.loads(skeleton_json)))
+
+
+def _meta_valid(schema: Any) -> bool:
+    """Is ``schema`` valid under the Draft 2020-12 meta-schema?  Each property's schema is checked
+    on its own (the meta-schema applies itself to every property), the rest by its skeleton."""
+    if not isinstance(schema, dict):
+        return bool(_META.is_valid(schema))
+    rest = dict(schema)
+    props = schema.get("properties")
+    if isinstance(props, dict):
+        if not all(_meta_valid(v) for v in props.values()):
+            return False
+        rest["properties"] = {}
+    required = schema.get("required")
+    if (
+        isinstance(required, list)
+        and all(isinstance(r, str) for r in required)
+        and len(set(required)) == len(required)
+    ):
+        rest["required"] = []
+    try:
+        key = json.dumps(_skeleton(rest), sort_keys=True)
+    except (TypeError, ValueError):
+        return bool(_META.is_valid(schema))
+    return _skeleton_valid(key)
+
+
+def meta_schema_errors(schema: Any) -> list[ValidationError]:
+    """Every Draft 2020-12 meta-schema error of ``schema`` (a valid schema costs a cache lookup)."""
+    if _meta_valid(schema):
+        return []
+    return list(_META.iter_errors(schema))
+
+
+def schema_problems(
+    schema: Any, where: str = "parameters", *, require_object: bool = True
+) -> list[str]:
+    """Every reason why ``schema`` is not a usable JSON Schema (``[]`` when it is)."""
+    if not isinstance(schema, dict):
+        return [f"{where} must be a JSON Schema object, got {json_kind(schema)}"]
+    reasons = [_schema_error_reason(e, where) for e in meta_schema_errors(schema)]
+    if not require_object:
+        return reasons
+    stype = schema.get("type")
+    if stype != "object" and not (isinstance(stype, str) and json_type_for(stype) == "object"):
+        got = "no type" if stype is None else f"type {stype!r}"
+        reasons.append(f'{where} must have "type": "object", got {got}')
+    props = schema.get("properties", {})
+    if isinstance(props, dict):
+        for name in props:
+            if not name.strip():
+                reasons.append(f"{where}.properties has an empty parameter name")
+    required = schema.get("required", [])
+    if isinstance(required, list) and isinstance(props, dict):
+        for name in required:
+            if isinstance(name, str) and name not in props:
+                reasons.append(
+                    f"{where}.required names {name!r}, which is not in properties"
+                    + did_you_mean(name, list(props))
+                )
+    return _dedupe(reasons)
+
+
+def check_tool_schema(tool: Tool) -> list[str]:
+    """Every reason why ``tool`` is not usable, ``[]`` when it is."""
+    reasons: list[str] = []
+    if not tool.name.strip():
+        reasons.append("tool has no name")
+    reasons.extend(schema_problems(tool.parameters, "parameters"))
+    if tool.returns is not None:
+        reasons.extend(schema_problems(tool.returns, "returns", require_object=False))
+    return reasons
+
+
+# -- call arguments -------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=4096)
+def _argument_validator(schema_json: str) -> Draft202012Validator | str:
+    """A validator for a tool's parameters, or the reason the schema itself is broken."""
+    schema = json.loads(schema_json)
+    problems = schema_problems(schema, "parameters")
+    if problems:
+        return problems[0]
+    closed = copy.deepcopy(schema)
+    if not any(
+        k in closed for k in ("additionalProperties", "patternProperties", "unevaluatedProperties")
+    ):
+        closed["additionalProperties"] = False  # toollab flags unknown parameters by default
+    return Draft202012Validator(closed)
+
+
+def _under_ref(instance: Any, path: Iterable[Any]) -> bool:
+    """Is the value at ``path`` (or any value on the way to it) an unresolved :class:`Ref`?"""
+    node = instance
+    if isinstance(node, Ref):
+        return True
+    for p in path:
+        try:
+            node = node[p]
+        except (KeyError, IndexError, TypeError):
+            return False
+        if isinstance(node, Ref):
+            return True
+    return False
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = (
+        json.dumps(value, ensure_ascii=False, default=repr)
+        if not isinstance(value, Ref)
+        else repr(value)
+    )
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _expected_types(schema: Any) -> list[str] | None:
+    if not isinstance(schema, dict):
+        return None
+    t = schema.get("type")
+    if isinstance(t, str):
+        return [t]
+    if isinstance(t, list):
+        return [str(x) for x in t]
+    for key in ("anyOf", "oneOf"):
+        subs = schema.get(key)
+        if isinstance(subs, list):
+            out: list[str] = []
+            for sub in subs:
+                ts = _expected_types(sub)
+                if ts is None:
+                    return None
+                out.extend(ts)
+            return out
+    if "enum" in schema or "const" in schema:
+        return None
+    return None
+
+
+def _argument_reasons(err: ValidationError) -> list[str]:
+    path = list(err.absolute_path)
+    where = _path(path)
+    label = f"parameter {where!r}" if where else "arguments"
+    if err.validator == "required":
+        name = err.message.split(" is a required property")[0]
+        with contextlib.suppress(ValueError, SyntaxError):
+            name = str(ast.literal_eval(name))
+        full = _path([*path, name])
+        return [f"missing required parameter {full!r}"]
+    if err.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(
+        err.instance, dict
+    ):
+        declared = err.schema.get("properties", {}) if isinstance(err.schema, dict) else {}
+        declared = declared if isinstance(declared, dict) else {}
+        extras = [k for k in err.instance if k not in declared]
+        return [
+            f"unknown parameter {_path([*path, k])!r}" + did_you_mean(k, list(declared))
+            for k in extras
+        ] or [f"{label}: {err.message}"]
+    if err.validator == "type":
+        types = (
+            err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
+        )
+        return [
+            f"{label}: expected {' or '.join(map(str, types))}, got {json_kind(err.instance)} {_short(err.instance)}"
+        ]
+    if err.validator == "enum":
+        options = err.validator_value if isinstance(err.validator_value, list) else []
+        hint = (
+            did_you_mean(err.instance, [o for o in options if isinstance(o, str)])
+            if isinstance(err.instance, str)
+            else ""
+        )
+        return [f"{label}: {_short(err.instance)} is not one of {_short(options, 200)}{hint}"]
+    if err.validator == "const":
+        return [f"{label}: must be {_short(err.validator_value)}, got {_short(err.instance)}"]
+    if err.validator in ("anyOf", "oneOf"):
+        alts = _expected_types(err.schema)
+        if alts:
+            return [
+                f"{label}: expected {' or '.join(alts)}, got {json_kind(err.instance)} {_short(err.instance)}"
+            ]
+        if err.context:
+            inner = best_match(err.context)
+            sub = _argument_reasons(inner)
+            if sub:
+                return sub
+    return [f"{label}: {err.message}"]
+
+
+def validate_arguments(tool: Tool, arguments: Any) -> list[str]:
+    """Every reason why ``arguments`` do not fit ``tool``; ``[]`` when they do."""
+    if not isinstance(arguments, dict):
+        return [f"arguments must be a JSON object, got {json_kind(arguments)}"]
+    validator = _argument_validator(json.dumps(tool.parameters, sort_keys=True, default=str))
+    if isinstance(validator, str):
+        return [f"tool {tool.name!r} has an invalid parameter schema: {validator}"]
+    reasons: list[str] = []
+    errors = sorted(
+        validator.iter_errors(arguments),
+        key=lambda e: (e.validator not in _FIRST, _path(e.absolute_path)),
+    )
+    for err in errors:
+        if _under_ref(arguments, err.absolute_path):
+            continue
+        reasons.extend(_argument_reasons(err))
+    return _dedupe(reasons)
+
+
+def check_arguments(tool: Tool, arguments: Any) -> None:
+    """Raise :class:`ArgumentValidationError` listing every reason when the arguments do not fit."""
+    reasons = validate_arguments(tool, arguments)
+    if reasons:
+        raise ArgumentValidationError(tool.name, reasons)
+
+
+def validate_call(call: ToolCall, tools: Mapping[str, Tool]) -> list[str]:
+    """Reasons why ``call`` is not a valid call of one of ``tools`` (unknown tool included)."""
+    tool = tools.get(call.name)
+    if tool is None:
+        return [f"unknown tool {call.name!r}" + did_you_mean(call.name, list(tools))]
+    return validate_arguments(tool, call.arguments)
+
+
+def _dedupe(items: list[str]) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for item in items:
+        if item not in seen:
+            seen.add(item)
+            out.append(item)
+    return out

@@ -1,0 +1,87 @@
+"""Every schema built for a real tool set (BFCL all categories + irrelevance, Seal-Tools) compiles
+to a llama.cpp grammar that llama.cpp itself accepts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from toollab.data import load_dataset
+from toollab.models.constrain import build_schema, call_schema, check_grammar, gbnf_grammar
+from toollab.models.policy import CallPolicy
+from toollab.schema import Instance, Tool
+
+POLICIES = {
+    "decision_first": CallPolicy.decision_first(),
+    "counted": CallPolicy(
+        allow_no_call=True, max_calls=4, declare_count=True, max_string_length=200
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def instances(shared_data: Path) -> dict[str, list[Instance]]:
+    return {fmt: load_dataset(shared_data / fmt, fmt).instances for fmt in ("bfcl", "seal-tools")}
+
+
+def tool_sets(instances: dict[str, list[Instance]]) -> dict[str, list[list[Tool]]]:
+    out: dict[str, list[list[Tool]]] = {}
+    for fmt, items in instances.items():
+        seen: set[str] = set()
+        sets: list[list[Tool]] = []
+        for inst in items:
+            key = json.dumps([t.to_openai() for t in inst.tools], sort_keys=True)
+            if inst.tools and key not in seen:
+                seen.add(key)
+                sets.append(inst.tools)
+        out[fmt] = sets
+    return out
+
+
+def test_gold_calls_fit_their_call_schema(instances: dict[str, list[Instance]]) -> None:
+    """Normalisation keeps what the tools allow: nearly every gold call validates.  The rest
+    are the datasets' own type slips (Seal-Tools "40.7" for a number, BFCL answer lists)."""
+    for fmt, floor in (("bfcl", 0.98), ("seal-tools", 0.95)):
+        ok = total = 0
+        for inst in instances[fmt]:
+            if not inst.gold:
+                continue
+            validator = jsonschema.Draft202012Validator(call_schema(inst.tools))
+            for gold in inst.gold:
+                total += 1
+                call = {"name": gold.name, "arguments": gold.model_dump(mode="json")["arguments"]}
+                ok += validator.is_valid(call)
+        assert total > 1500 and ok / total >= floor, (fmt, ok, total)
+
+
+@pytest.fixture(scope="module")
+def vocab(bundled_gguf: Path):  # type: ignore[no-untyped-def]
+    import llama_cpp
+
+    return llama_cpp.Llama(model_path=str(bundled_gguf), vocab_only=True, verbose=False)
+
+
+def test_every_tool_set_compiles(instances: dict[str, list[Instance]], vocab) -> None:  # type: ignore[no-untyped-def]
+    sets = tool_sets(instances)
+    assert len(sets["bfcl"]) > 1000 and len(sets["seal-tools"]) > 1000
+    failures = []
+    compiled = 0
+    for source, items in sets.items():
+        for tools in items:
+            for pname, policy in POLICIES.items():
+                try:
+                    check_grammar(build_schema(tools, policy), vocab)
+                    compiled += 1
+                except Exception as exc:
+                    failures.append(f"{source} {[t.name for t in tools]} {pname}: {exc}")
+    assert not failures, f"{len(failures)} failed, first: {failures[:3]}"
+    assert compiled == 2 * (len(sets["bfcl"]) + len(sets["seal-tools"]))
+
+
+def test_grammar_pins_tool_names() -> None:
+    tools = [Tool(name="alpha_tool"), Tool(name="beta.tool")]
+    gbnf = gbnf_grammar(build_schema(tools, CallPolicy.single()))
+    assert "alpha_tool" in gbnf and "beta.tool" in gbnf

@@ -1,0 +1,134 @@
+"""Reading constrained output back, repetition handling and two-stage decisions."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from toollab.models.base import GenerateOptions
+from toollab.models.constrain import RepeatGuard, drop_repeats, stop_at_repetition
+from toollab.models.fake import FakeModel
+from toollab.models.policy import (
+    CallPolicy,
+    ConstraintPlan,
+    constrained_options,
+    parse_constrained,
+    parse_decision,
+    run_policy,
+)
+from toollab.parsing import ParseStatus
+from toollab.schema import Decision, Instance, Tool, ToolCall
+
+TOOL = Tool(
+    name="f",
+    parameters={"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]},
+)
+A = {"name": "f", "arguments": {"x": 1}}
+B = {"name": "f", "arguments": {"x": 2}}
+
+
+def names_args(calls: list[ToolCall]) -> list[tuple[str, dict]]:
+    return [(c.name, dict(c.arguments)) for c in calls]
+
+
+def test_shapes_parse() -> None:
+    single = parse_constrained(json.dumps(A), CallPolicy.single())
+    assert single.status is ParseStatus.CALLS and names_args(single.calls) == [("f", {"x": 1})]
+    dec = parse_constrained(
+        json.dumps({"decision": "call", "call": A}), CallPolicy.decision_first()
+    )
+    assert dec.decision is Decision.CALL and len(dec.calls) == 1
+    no = parse_constrained(
+        '{"decision": "no_call", "answer": "none fits"}', CallPolicy.decision_first()
+    )
+    assert no.status is ParseStatus.NO_CALL and no.text == "none fits"
+    empty = parse_constrained("[]", CallPolicy.naive())
+    assert empty.status is ParseStatus.NO_CALL
+    counted = parse_constrained(
+        json.dumps({"count": 2, "calls": [A, B]}), CallPolicy(max_calls=2, declare_count=True)
+    )
+    assert len(counted.calls) == 2
+
+
+def test_repetition_policies() -> None:
+    text = json.dumps([A, B, A, A])
+    stop = parse_constrained(text, CallPolicy(max_calls=None))
+    assert names_args(stop.calls) == [("f", {"x": 1}), ("f", {"x": 2})]
+    assert stop.details["repeats_dropped"] == 2
+    keep = parse_constrained(text, CallPolicy.naive())
+    assert len(keep.calls) == 4
+    first = parse_constrained(text, CallPolicy.naive_first())
+    assert names_args(first.calls) == [("f", {"x": 1})] and first.details["calls_dropped"] == 3
+    calls = [ToolCall(name="f", arguments={"x": i}) for i in (1, 2, 1, 3)]
+    assert [c.arguments["x"] for c in stop_at_repetition(calls)[0]] == [1, 2]
+    assert [c.arguments["x"] for c in drop_repeats(calls)[0]] == [1, 2, 3]
+
+
+def test_cut_off_output_keeps_complete_calls() -> None:
+    cut = json.dumps([A, B])[:-1] + ', {"name": "f", "argu'
+    res = parse_constrained(cut, CallPolicy(max_calls=None))
+    assert res.status is ParseStatus.CALLS and len(res.calls) == 2 and res.details["truncated"]
+    cut_dec = '{"decision": "call", "calls": [' + json.dumps(A) + ', {"na'
+    res = parse_constrained(cut_dec, CallPolicy.decision_first(max_calls=3))
+    assert res.status is ParseStatus.CALLS and len(res.calls) == 1
+    nothing = parse_constrained('[{"name": "f", "argum', CallPolicy.naive())
+    assert nothing.status is ParseStatus.ERROR
+    garbage = parse_constrained("I think f(1)", CallPolicy.single())
+    assert garbage.status is ParseStatus.ERROR
+    no_cut = parse_constrained(
+        '{"decision": "no_call", "answer": "I cann', CallPolicy.decision_first()
+    )
+    assert no_cut.status is ParseStatus.NO_CALL
+
+
+def test_repeat_guard_stops_on_first_repeat() -> None:
+    guard = RepeatGuard()
+    assert not guard("[" + json.dumps(A))
+    assert not guard("[" + json.dumps(A) + ", " + json.dumps(B) + ", ")
+    assert guard("[" + json.dumps(A) + ", " + json.dumps(B) + ", " + json.dumps(A))
+    assert guard.stopped
+
+
+def test_constrained_options_carry_the_schema() -> None:
+    opts = constrained_options([TOOL], CallPolicy.single(), GenerateOptions(max_tokens=40))
+    assert opts.max_tokens == 40
+    assert opts.json_schema is not None
+    assert opts.json_schema["properties"]["name"] == {"const": "f"}
+    plan = ConstraintPlan([TOOL], CallPolicy.decision_first(two_stage=True))
+    assert plan.two_stage and plan.options().json_schema == plan.schema
+    assert plan.decision_options().json_schema == plan.decision
+    assert parse_decision('{"decision": "no_call"}') is Decision.NO_CALL
+    assert parse_decision("maybe") is None
+
+
+def test_two_stage_run_with_scripted_model() -> None:
+    msgs = [{"role": "user", "content": "x=1 please"}]
+    model = FakeModel(outputs=['{"decision": "call"}', json.dumps(A)])
+    out = asyncio.run(run_policy(model, msgs, [TOOL], CallPolicy.decision_first(two_stage=True)))
+    assert out.result.status is ParseStatus.CALLS and out.result.decision is Decision.CALL
+    first, second = (r.options.json_schema or {} for r in model.requests)
+    assert first["properties"]["decision"] == {"enum": ["call", "no_call"]}
+    assert second["properties"]["name"] == {"const": "f"}
+    model = FakeModel(outputs=['{"decision": "no_call"}'])
+    out = asyncio.run(run_policy(model, msgs, [TOOL], CallPolicy.decision_first(two_stage=True)))
+    assert out.result.status is ParseStatus.NO_CALL and len(model.requests) == 1
+    failing = FakeModel(outputs=[RuntimeError("server down")])
+    out = asyncio.run(run_policy(failing, msgs, [TOOL], CallPolicy.single()))
+    assert out.result.is_error and "server down" in (out.result.error or "")
+
+
+def test_policy_for_instance() -> None:
+    def inst(category: str, n: int = 1) -> Instance:
+        from toollab.schema import GoldCall
+
+        return Instance(
+            id=category, query="q", category=category, source="bfcl", gold=[GoldCall(name="f")] * n
+        )
+
+    assert CallPolicy.for_instance(inst("simple_python")).max_calls == 1
+    assert CallPolicy.for_instance(inst("multiple")).max_calls == 1
+    par = CallPolicy.for_instance(inst("parallel", 3))
+    assert par.max_calls == 8 and not par.allow_no_call
+    assert CallPolicy.for_instance(inst("parallel", 3), use_gold_count=True).max_calls == 3
+    irr = CallPolicy.for_instance(inst("irrelevance", 0))
+    assert irr.allow_no_call and irr.max_calls == 1

@@ -1,0 +1,318 @@
+"""The OpenAI-compatible backend against misbehaving local HTTP servers (fast, no model)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+pytest.importorskip("openai")
+
+from toollab.errors import BackendError
+from toollab.models import ChatRequest, GenerateOptions, load_model
+from toollab.models.openai_compat import OpenAIModel
+from toollab.schema import Tool
+
+
+def _completion(
+    text: str = "hello", tool_calls: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if tool_calls is not None:
+        message["tool_calls"] = tool_calls
+    return {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
+    }
+
+
+class Behaviour:
+    """What each scenario (the first path segment) answers; shared with the handler threads."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.counts: dict[str, int] = {}
+        self.bodies: dict[str, list[dict[str, Any]]] = {}
+        self.in_flight = 0
+        self.max_in_flight = 0
+
+    def answer(
+        self, scenario: str, body: dict[str, Any]
+    ) -> tuple[int, dict[str, str], bytes, float]:
+        with self.lock:
+            n = self.counts.get(scenario, 0)
+            self.counts[scenario] = n + 1
+            self.bodies.setdefault(scenario, []).append(body)
+        ok = json.dumps(_completion()).encode()
+        js = {"Content-Type": "application/json"}
+        if scenario == "flaky429":
+            if n == 0:
+                return 429, {**js, "Retry-After": "0"}, b'{"error": {"message": "slow down"}}', 0
+            return 200, js, ok, 0
+        if scenario == "err500":
+            return 500, js, b'{"error": {"message": "internal"}}', 0
+        if scenario == "err503once":
+            return (503, js, b"{}", 0) if n == 0 else (200, js, ok, 0)
+        if scenario == "badjson":
+            return 200, js, b'{"choices": [ {not json', 0
+        if scenario == "wrongshape":
+            return 200, js, b'{"foo": 1}', 0
+        if scenario == "html":
+            return 200, {"Content-Type": "text/html"}, b"<html>proxy error</html>", 0
+        if scenario == "stall":
+            return 200, js, ok, 3.0
+        if scenario == "slow":
+            return 200, js, ok, 0.25
+        if scenario == "notools":
+            if "tools" in body:
+                return (
+                    400,
+                    js,
+                    b'{"error": {"message": "tools are not supported by this model"}}',
+                    0,
+                )
+            return 200, js, ok, 0
+        if scenario == "toolcalls":
+            calls = [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                },
+                {
+                    "id": "c2",
+                    "type": "function",
+                    "function": {"name": "get_time", "arguments": "{}"},
+                },
+            ]
+            return 200, js, json.dumps(_completion("", calls)).encode(), 0
+        if scenario == "badargs":
+            calls = [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "f", "arguments": '{"city": '},
+                }
+            ]
+            return 200, js, json.dumps(_completion("", calls)).encode(), 0
+        if scenario == "schema422":
+            fmt = body.get("response_format") or {}
+            if fmt.get("type") == "json_schema":
+                detail = {
+                    "detail": [
+                        {
+                            "loc": ["body", "response_format", "type"],
+                            "msg": "Input should be 'text' or 'json_object'",
+                        }
+                    ]
+                }
+                return 422, js, json.dumps(detail).encode(), 0
+            return 200, js, json.dumps(_completion('{"a": 1}')).encode(), 0
+        if scenario == "auth":
+            return 401, js, b'{"error": {"message": "bad key"}}', 0
+        return 404, js, b'{"error": {"message": "no such scenario"}}', 0
+
+
+@pytest.fixture(scope="module")
+def fake_server() -> Iterator[tuple[str, Behaviour]]:
+    behaviour = Behaviour()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            return None
+
+        def do_POST(self) -> None:
+            scenario = self.path.strip("/").split("/")[0]
+            length = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(length) or b"{}")
+            status, headers, payload, delay = behaviour.answer(scenario, body)
+            with behaviour.lock:
+                behaviour.in_flight += 1
+                behaviour.max_in_flight = max(behaviour.max_in_flight, behaviour.in_flight)
+            try:
+                if delay:
+                    time.sleep(delay)
+                self.send_response(status)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            finally:
+                with behaviour.lock:
+                    behaviour.in_flight -= 1
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", behaviour
+    server.shutdown()
+    server.server_close()
+
+
+def _model(url: str, scenario: str, **kw: Any) -> OpenAIModel:
+    opts: dict[str, Any] = {"timeout": 2.0, "max_retries": 2, "backoff": 0.05, **kw}
+    model = load_model(f"openai:m@{url}/{scenario}/v1", **opts)
+    assert isinstance(model, OpenAIModel)
+    return model
+
+
+MSG = [{"role": "user", "content": "hi"}]
+
+
+def test_spec_and_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    model = load_model("openai:qwen@http://127.0.0.1:9/v1?max_concurrency=3")
+    assert isinstance(model, OpenAIModel)
+    assert (model.model, model.base_url, model.api_key, model.max_concurrency) == (
+        "qwen",
+        "http://127.0.0.1:9/v1",
+        "sk-no-key",
+        3,
+    )
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    assert load_model("openai:q@http://127.0.0.1:9/v1").api_key == "sk-test"  # type: ignore[attr-defined]
+
+
+def test_429_then_200_is_retried(fake_server: tuple[str, Behaviour]) -> None:
+    url, _ = fake_server
+    model = _model(url, "flaky429")
+    out = model.generate(MSG)
+    assert out.text == "hello" and out.usage.prompt_tokens == 5
+    assert model.retries == 1
+
+
+def test_5xx_retries_then_typed_error(fake_server: tuple[str, Behaviour]) -> None:
+    url, behaviour = fake_server
+    with pytest.raises(BackendError, match=r"HTTP 500.*after 3 attempts"):
+        _model(url, "err500").generate(MSG)
+    assert behaviour.counts["err500"] == 3
+    assert _model(url, "err503once").generate(MSG).text == "hello"
+
+
+@pytest.mark.parametrize("scenario", ["badjson", "wrongshape", "html"])
+def test_malformed_responses(fake_server: tuple[str, Behaviour], scenario: str) -> None:
+    url, _ = fake_server
+    with pytest.raises(BackendError, match="malformed"):
+        _model(url, scenario).generate(MSG)
+
+
+def test_stalled_server_times_out(fake_server: tuple[str, Behaviour]) -> None:
+    url, behaviour = fake_server
+    t0 = time.perf_counter()
+    with pytest.raises(BackendError, match=r"no answer within 0.4 s.*2 attempts"):
+        _model(url, "stall", timeout=0.4, max_retries=1).generate(MSG)
+    assert time.perf_counter() - t0 < 2.5
+    assert behaviour.counts["stall"] == 2
+
+
+def test_server_down_fails_fast() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t0 = time.perf_counter()
+    with pytest.raises(BackendError, match=r"cannot reach http://127.0.0.1:\d+/v1.*4 attempts"):
+        load_model(f"openai:m@http://127.0.0.1:{port}/v1", backoff=0.05).generate(MSG)
+    assert time.perf_counter() - t0 < 3
+
+
+def test_client_errors_are_not_retried(fake_server: tuple[str, Behaviour]) -> None:
+    url, behaviour = fake_server
+    with pytest.raises(BackendError, match="HTTP 401: bad key"):
+        _model(url, "auth").generate(MSG)
+    assert behaviour.counts["auth"] == 1
+
+
+def test_native_tools_refused_falls_back_and_remembers(fake_server: tuple[str, Behaviour]) -> None:
+    url, behaviour = fake_server
+    model = _model(url, "notools")
+    tools = [Tool(name="get_weather")]
+    assert model.generate(MSG, tools=tools).text == "hello"
+    assert model.native_tools_ok is False
+    assert model.generate(MSG, tools=tools).text == "hello"
+    sent = ["tools" in b for b in behaviour.bodies["notools"]]
+    assert sent == [True, False, False]  # refused once, then never offered again
+
+
+def test_native_tool_calls_are_parsed(fake_server: tuple[str, Behaviour]) -> None:
+    url, behaviour = fake_server
+    model = _model(url, "toolcalls")
+    out = model.generate(MSG, tools=[Tool(name="get_weather"), Tool(name="get_time")])
+    assert out.tool_calls is not None
+    assert [(c.name, c.arguments, c.id) for c in out.tool_calls] == [
+        ("get_weather", {"city": "Paris"}, "c1"),
+        ("get_time", {}, "c2"),
+    ]
+    assert behaviour.bodies["toolcalls"][0]["tools"][0]["function"]["name"] == "get_weather"
+    assert model.native_tools_ok is True
+    bad = _model(url, "badargs").generate(MSG, tools=[Tool(name="f")])
+    assert bad.tool_calls is None and '"arguments": "{\\"city\\": "' in bad.text
+
+
+def test_json_schema_falls_back_to_json_object(fake_server: tuple[str, Behaviour]) -> None:
+    url, behaviour = fake_server
+    model = _model(url, "schema422")
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    out = model.generate(MSG, json_schema=schema)
+    assert json.loads(out.text) == {"a": 1}
+    formats: list[Any] = [b.get("response_format") for b in behaviour.bodies["schema422"]]
+    assert formats[0]["type"] == "json_schema" and formats[0]["json_schema"]["schema"] == schema
+    assert formats[1] == {"type": "json_object", "schema": schema}
+    model.generate(MSG, json_schema=schema)
+    assert len(formats) + 1 == len(behaviour.bodies["schema422"])  # remembered: no new 422
+
+
+def test_batch_records_failures_and_bounds_concurrency(fake_server: tuple[str, Behaviour]) -> None:
+    url, behaviour = fake_server
+    slow = _model(url, "slow", max_concurrency=3)
+    behaviour.max_in_flight = 0
+    reqs = [ChatRequest(messages=MSG, tag=str(i)) for i in range(9)]
+    t0 = time.perf_counter()
+    outs = asyncio.run(slow.batch(reqs, concurrency=9))
+    elapsed = time.perf_counter() - t0
+    assert [o.text for o in outs] == ["hello"] * 9
+    assert 2 <= behaviour.max_in_flight <= 3
+    assert elapsed >= 0.7  # 9 requests of 0.25 s, 3 at a time
+
+    failing = _model(url, "err500", max_retries=0)
+    good = _model(url, "flaky429")
+
+    class Mixed(OpenAIModel):
+        async def request(self, req: ChatRequest) -> Any:
+            target = failing if req.tag == "bad" else good
+            return await target.request(req)
+
+    mixed = Mixed("m", url)
+    outs = asyncio.run(mixed.batch([ChatRequest(messages=MSG, tag=t) for t in ("a", "bad", "c")]))
+    assert outs[1].error is not None and "HTTP 500" in outs[1].error
+    assert outs[0].text == outs[2].text == "hello"
+
+
+def test_options_reach_the_server(fake_server: tuple[str, Behaviour]) -> None:
+    url, behaviour = fake_server
+    model = _model(url, "err503once")
+    model.generate(
+        MSG, options=GenerateOptions(max_tokens=7, seed=11, stop=["\n"], grammar='root ::= "a"')
+    )
+    body = behaviour.bodies["err503once"][-1]
+    assert (body["max_tokens"], body["seed"], body["stop"], body["temperature"]) == (
+        7,
+        11,
+        ["\n"],
+        0.0,
+    )
+    assert body["grammar"] == 'root ::= "a"'

@@ -1,0 +1,182 @@
+"""Tool retrieval: BM25, dense, hybrid, demos, evaluation, and the defined edge behaviour."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from toollab.cli.main import app
+from toollab.errors import InputError, UsageError
+from toollab.retrieval import (
+    BM25Retriever,
+    DemoRetriever,
+    DenseRetriever,
+    HybridRetriever,
+    evaluate_retriever,
+    get_retriever,
+    rrf,
+    tool_text,
+)
+from toollab.schema import GoldCall, Instance, Tool
+
+POOL = [
+    Tool(name="getWeatherForecast", description="Weather forecast for a city for the next days."),
+    Tool(name="convert_currency", description="Convert an amount of money between two currencies."),
+    Tool(name="book_hotel", description="Reserve a hotel room in a city for given dates."),
+    Tool(name="translate_text", description="Translate text from one language to another."),
+    Tool(name="get_stock_price", description="Latest share price of a listed company."),
+    Tool(
+        name="searchRecipes",
+        description="",
+        parameters={"type": "object", "properties": {"ingredient": {"type": "string"}}},
+    ),
+]
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOOLLAB_CACHE", str(tmp_path / "cache"))
+
+
+def test_tool_text_splits_identifiers() -> None:
+    assert tool_text(POOL[0]).startswith("get weather forecast. Weather forecast")
+
+
+@pytest.mark.parametrize("name", ["bm25", "dense", "hybrid"])
+def test_retrievers_find_the_right_tool(name: str) -> None:
+    r = get_retriever(name).index(POOL)
+    assert r.retrieve("what will the weather be in Oslo tomorrow?", 1)[0].name == "getWeatherForecast"
+    assert r.retrieve("how many euros is 100 dollars", 2)[0].name == "convert_currency"
+    hits = r.retrieve("translate this into French", 3)
+    assert [h.rank for h in hits] == [1, 2, 3]
+    assert hits[0].score >= hits[1].score >= hits[2].score
+
+
+def test_k_larger_than_pool_returns_everything_ranked() -> None:
+    r = BM25Retriever().index(POOL)
+    hits = r.retrieve("hotel", 50)
+    assert len(hits) == len(POOL)
+    assert hits[0].name == "book_hotel"
+    assert {h.name for h in hits} == {t.name for t in POOL}
+
+
+def test_query_with_unknown_words_still_answers() -> None:
+    assert len(BM25Retriever().index(POOL).retrieve("zzzz qqqq", 3)) == 3
+
+
+def test_bad_inputs_have_clear_errors() -> None:
+    with pytest.raises(InputError, match="empty"):
+        BM25Retriever().index([])
+    with pytest.raises(InputError, match="duplicate tool name.*'book_hotel'"):
+        BM25Retriever().index([*POOL, POOL[2]])
+    with pytest.raises(UsageError, match="positive integer"):
+        BM25Retriever().index(POOL).retrieve("x", 0)
+    with pytest.raises(UsageError, match="did you mean 'dense'"):
+        get_retriever("dens")
+    with pytest.raises(InputError, match="no index"):
+        BM25Retriever().retrieve("x", 1)
+
+
+def test_missing_description_is_indexed_by_name_and_params() -> None:
+    r = BM25Retriever().index(POOL)
+    assert r.undocumented == ["searchRecipes"]
+    assert r.retrieve("recipes with this ingredient", 1)[0].name == "searchRecipes"
+
+
+def test_dense_embeddings_are_cached_on_disk(tmp_path: Path) -> None:
+    r = DenseRetriever().index(POOL)
+    files = list((tmp_path / "cache" / "embeddings").glob("*.npy"))
+    assert len(files) == 1
+    cached = np.load(files[0])
+    assert np.allclose(cached, r.matrix)
+    assert np.allclose(np.linalg.norm(cached, axis=1), 1.0, atol=1e-4)
+    # a second index of the same pool reads the cache
+    r2 = DenseRetriever()
+    r2.embedder.encode_uncached = None  # type: ignore[assignment]  # would fail if called
+    r2.index(POOL)
+    assert np.allclose(r2.matrix, r.matrix)
+
+
+def test_ann_index_agrees_with_exact_search() -> None:
+    tools = [Tool(name=f"t{i}", description=f"tool number {i} about topic {i % 7}") for i in range(60)]
+    tools += POOL
+    exact = DenseRetriever().index(tools)
+    ann = DenseRetriever(ann_threshold=10).index(tools)
+    assert ann._ann is not None and exact._ann is None
+    for q in ("weather forecast", "currency conversion", "topic 3"):
+        assert [h.name for h in ann.retrieve(q, 3)] == [h.name for h in exact.retrieve(q, 3)]
+
+
+def test_rrf_fuses_rankings() -> None:
+    fused = rrf([[0, 1, 2], [2, 0, 3]])
+    assert fused[0][0] == 0  # ranked 1st and 2nd beats 3rd and 1st
+    assert {i for i, _ in fused} == {0, 1, 2, 3}
+    assert HybridRetriever().index(POOL).retrieve("share price", 1)[0].name == "get_stock_price"
+
+
+def _inst(i: int, query: str, tool: str) -> Instance:
+    return Instance(id=str(i), query=query, gold=[GoldCall(name=tool)], tools=[])
+
+
+def test_evaluation_metrics_on_hand_computed_case() -> None:
+    r = BM25Retriever().index(POOL)
+    insts = [
+        _inst(0, "hotel room in Rome", "book_hotel"),
+        Instance(
+            id="1",
+            query="convert 5 dollars and the weather forecast",
+            gold=[GoldCall(name="convert_currency"), GoldCall(name="getWeatherForecast")],
+        ),
+        Instance(id="2", query="hello"),  # no gold: skipped
+        _inst(3, "hotel room in Rome", "not_in_pool"),
+    ]
+    rep = evaluate_retriever(r, insts, k=2)
+    assert rep.instances == 3 and rep.skipped_no_gold == 1 and rep.unreachable_gold == 1
+    assert rep.recall == pytest.approx((1 + 1 + 0) / 3)
+    assert rep.complete == pytest.approx(2 / 3)
+
+
+def test_demo_retriever_picks_similar_solved_examples() -> None:
+    examples = [
+        _inst(0, "What is the weather in Paris?", "getWeatherForecast"),
+        _inst(1, "Book a hotel in Rome for two nights", "book_hotel"),
+        _inst(2, "Translate good morning into German", "translate_text"),
+        Instance(id="3", query="no gold here"),
+    ]
+    demos = DemoRetriever(examples)
+    assert [e.id for e in demos.retrieve("Find me a hotel in Berlin", 1)] == ["1"]
+    assert "1" not in [e.id for e in demos.retrieve("Book a hotel in Rome", 2, exclude_id="1")]
+    with pytest.raises(InputError, match="empty"):
+        DemoRetriever([Instance(id="x", query="q")])
+
+
+def test_seal_tools_retrieval_eval_cli(shared_data: Path) -> None:
+    seal = shared_data / "seal-tools"
+    res = CliRunner().invoke(
+        app,
+        [
+            "retrieve", "eval", "--data", str(seal / "test_out_domain.jsonl"),
+            "--format", "seal-tools", "--pool", str(seal / "tool.jsonl"),
+            "--retriever", "bm25", "--k", "5", "--json",
+        ],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert report["pool_size"] == 4076
+    assert report["instances"] == 654
+    assert 0.5 < report["recall"] <= 1.0
+    assert report["complete"] <= report["recall"]
+
+
+def test_retrieve_query_cli(tmp_path: Path) -> None:
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("\n".join(t.model_dump_json() for t in POOL) + "\n")
+    res = CliRunner().invoke(app, ["retrieve", "query", "hotel in Rome", "--pool", str(pool), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["hits"][0]["name"] == "book_hotel"
+    res = CliRunner().invoke(app, ["retrieve", "query", "x", "--pool", str(tmp_path / "missing.jsonl")])
+    assert res.exit_code == 2
