@@ -34,9 +34,30 @@ PREFIXES = [
     "Lightweight helper that can ",
     "Official interface to ",
 ]
-SUFFIXES = ["", " Results are returned as JSON.", " Supports pagination.", " Requires an API key.",
-            " Data is refreshed hourly.", " Free tier available.", " Works worldwide.", " Beta."]
-NAME_TAGS = ["", "V2", "Pro", "Lite", "Plus", "Cloud", "Fast", "Open", "Global", "Max", "Next", "Core"]
+SUFFIXES = [
+    "",
+    " Results are returned as JSON.",
+    " Supports pagination.",
+    " Requires an API key.",
+    " Data is refreshed hourly.",
+    " Free tier available.",
+    " Works worldwide.",
+    " Beta.",
+]
+NAME_TAGS = [
+    "",
+    "V2",
+    "Pro",
+    "Lite",
+    "Plus",
+    "Cloud",
+    "Fast",
+    "Open",
+    "Global",
+    "Max",
+    "Next",
+    "Core",
+]
 
 
 def scaled_pool(base: list[Tool], n: int) -> list[Tool]:
@@ -52,7 +73,9 @@ def scaled_pool(base: list[Tool], n: int) -> list[Tool]:
             b.model_copy(
                 update={
                     "name": f"{b.name}{NAME_TAGS[v % len(NAME_TAGS)]}{v}",
-                    "description": PREFIXES[v % len(PREFIXES)] + desc + SUFFIXES[(v // 3) % len(SUFFIXES)],
+                    "description": PREFIXES[v % len(PREFIXES)]
+                    + desc
+                    + SUFFIXES[(v // 3) % len(SUFFIXES)],
                 }
             )
         )
@@ -80,16 +103,24 @@ def latency(retriever, queries: list[str], k: int = 5) -> dict[str, float]:  # t
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--data", type=Path, default=Path("../shared/data/seal-tools"))
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--queries", type=int, default=300)
-    ap.add_argument("--skip-dense-scale", action="store_true", help="skip embedding the scaled pool")
+    ap.add_argument(
+        "--skip-dense-scale", action="store_true", help="skip embedding the scaled pool"
+    )
     args = ap.parse_args()
 
     base = load_tools(args.data / "tool.jsonl", "seal-tools")
-    out_dom = load_dataset(args.data / "test_out_domain.jsonl", "seal-tools", tools=str(args.data / "tool.jsonl"))
-    in_dom = load_dataset(args.data / "test_in_domain.jsonl", "seal-tools", tools=str(args.data / "tool.jsonl"))
+    out_dom = load_dataset(
+        args.data / "test_out_domain.jsonl", "seal-tools", tools=str(args.data / "tool.jsonl")
+    )
+    in_dom = load_dataset(
+        args.data / "test_in_domain.jsonl", "seal-tools", tools=str(args.data / "tool.jsonl")
+    )
     queries = [i.query for i in out_dom.instances][: args.queries]
     result: dict[str, object] = {"pool_size": args.n}
 
@@ -99,8 +130,11 @@ def main() -> None:
         r = get_retriever(name).index(base)
         for split, ds in (("out_domain", out_dom), ("in_domain", in_dom)):
             rep = evaluate_retriever(r, ds.instances, k=5)
-            quality[f"{name}/{split}"] = {"recall@5": round(rep.recall, 4), "complete@5": round(rep.complete, 4),
-                                          "ndcg@5": round(rep.ndcg, 4)}
+            quality[f"{name}/{split}"] = {
+                "recall@5": round(rep.recall, 4),
+                "complete@5": round(rep.complete, 4),
+                "ndcg@5": round(rep.ndcg, 4),
+            }
     result["quality_seal_tools"] = quality
 
     # -- scale ---------------------------------------------------------------------------------
@@ -108,22 +142,31 @@ def main() -> None:
     m0 = rss_mb()
     t0 = time.perf_counter()
     bm25 = BM25Retriever().index(pool)
-    result["bm25"] = {"build_s": round(time.perf_counter() - t0, 2), "rss_added_mb": round(rss_mb() - m0, 1),
-                      **latency(bm25, queries)}
+    result["bm25"] = {
+        "build_s": round(time.perf_counter() - t0, 2),
+        "rss_added_mb": round(rss_mb() - m0, 1),
+        **latency(bm25, queries),
+    }
     del bm25
     if not args.skip_dense_scale:
         dense = DenseRetriever(show_progress=True)
         t0 = time.perf_counter()
         from toollab.retrieval.base import tool_text
 
-        dense.embedder.encode([tool_text(t) for t in pool], show_progress=True)  # precompute (cached)
+        dense.embedder.encode(
+            [tool_text(t) for t in pool], show_progress=True
+        )  # precompute (cached)
         embed_s = time.perf_counter() - t0
         m0 = rss_mb()
         t0 = time.perf_counter()
         dense.index(pool)
-        result["dense"] = {"embed_s_first_time": round(embed_s, 1), "build_s": round(time.perf_counter() - t0, 2),
-                           "rss_added_mb": round(rss_mb() - m0, 1), "ann": dense._ann is not None,
-                           **latency(dense, queries)}
+        result["dense"] = {
+            "embed_s_first_time": round(embed_s, 1),
+            "build_s": round(time.perf_counter() - t0, 2),
+            "rss_added_mb": round(rss_mb() - m0, 1),
+            "ann": dense._ann is not None,
+            **latency(dense, queries),
+        }
     print(json.dumps(result, indent=2))
 
 

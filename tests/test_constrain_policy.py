@@ -132,3 +132,9 @@ def test_policy_for_instance() -> None:
     assert CallPolicy.for_instance(inst("parallel", 3), use_gold_count=True).max_calls == 3
     irr = CallPolicy.for_instance(inst("irrelevance", 0))
     assert irr.allow_no_call and irr.max_calls == 1
+    seal = inst("multiple", 3).model_copy(update={"source": "seal-tools"})
+    assert CallPolicy.for_instance(seal).max_calls == 8  # Seal "multiple" = several calls
+    easy = inst("single").model_copy(update={"source": "seal-tools"})
+    assert CallPolicy.for_instance(easy).max_calls == 1
+    deer = Instance(id="d", query="q", source="deer")
+    assert CallPolicy.for_instance(deer) == CallPolicy(allow_no_call=True, max_calls=1)

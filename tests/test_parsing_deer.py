@@ -23,8 +23,10 @@ def test_every_real_gold_chain_reads_back(shared_data: Path) -> None:
     for chain in _gold(shared_data):
         r = parse(chain, "deer")
         expected = (
-            Decision.CALL if "#CallAPI#" in chain
-            else Decision.NO_CALL if "#NoCallAPI#" in chain
+            Decision.CALL
+            if "#CallAPI#" in chain
+            else Decision.NO_CALL
+            if "#NoCallAPI#" in chain
             else Decision.NO_SEARCH
         )
         assert r.decision is expected, chain[-200:]
@@ -42,7 +44,10 @@ def test_every_real_gold_chain_reads_back(shared_data: Path) -> None:
 
 
 def test_first_round_call_and_arguments() -> None:
-    r = parse("#Begin# Need to look up the API Pool. #SearchAPI# pool #CallAPI# CTCP(nctid='NCT03780233') #APIResponse#", "deer")
+    r = parse(
+        "#Begin# Need to look up the API Pool. #SearchAPI# pool #CallAPI# CTCP(nctid='NCT03780233') #APIResponse#",
+        "deer",
+    )
     assert r.decision is Decision.CALL
     assert (r.calls[0].name, r.calls[0].arguments) == ("CTCP", {"nctid": "NCT03780233"})
     assert r.thought == "Need to look up the API Pool."
@@ -53,7 +58,10 @@ def test_no_search_no_call_and_second_round() -> None:
     r = parse(NO_SEARCH, "deer")
     assert r.status is ParseStatus.NO_CALL and r.decision is Decision.NO_SEARCH
     assert r.details["upstream_no_search"] is True and r.details["upstream_branch"] == "#End#"
-    r = parse("#Begin# Need to look up the API Pool. #SearchAPI# x #NoCallAPI# There is no proper API. #End#", "deer")
+    r = parse(
+        "#Begin# Need to look up the API Pool. #SearchAPI# x #NoCallAPI# There is no proper API. #End#",
+        "deer",
+    )
     assert r.decision is Decision.NO_CALL and r.text == "There is no proper API."
     r = parse("#Begin# Need to look up the API Pool. #SearchAPI#", "deer")
     assert r.status is ParseStatus.NO_CALL and r.decision is None

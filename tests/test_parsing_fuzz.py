@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import keyword
-import string
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -28,14 +28,14 @@ from toollab.parsing import (
 )
 from toollab.schema import Decision, ToolCall
 
-EXAMPLES = 700
-MUTANTS_PER_RENDERING = 2
+EXAMPLES = 350
+MUTANTS_PER_RENDERING = 4
 
 IDENT = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True).filter(
     lambda s: not keyword.iskeyword(s) and s not in {"finish", "Finish", "True", "False", "None"}
 )
 SAFE_TEXT = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r"), max_size=20
+    alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\r"), max_size=20
 )
 LEAF = (
     st.none()
@@ -57,7 +57,9 @@ def _values(keys: st.SearchStrategy[str]) -> st.SearchStrategy[Any]:
 def _calls(keys: st.SearchStrategy[str], dotted: bool = False) -> st.SearchStrategy[list[ToolCall]]:
     name = st.builds(lambda a, b: f"{a}.{b}", IDENT, IDENT) | IDENT if dotted else IDENT
     call = st.builds(
-        lambda n, args, k: ToolCall(name=n, arguments=args, outputs=[f"API_call_{i}" for i in range(k)]),
+        lambda n, args, k: ToolCall(
+            name=n, arguments=args, outputs=[f"API_call_{i}" for i in range(k)]
+        ),
         name,
         st.dictionaries(keys, _values(keys), max_size=4),
         st.integers(0, 2),
@@ -93,7 +95,9 @@ def render_seal(calls: list[ToolCall], as_literal: bool) -> str:
 
 
 def render_python(calls: list[ToolCall]) -> str:
-    parts = [f"{c.name}(" + ", ".join(f"{k}={v!r}" for k, v in c.arguments.items()) + ")" for c in calls]
+    parts = [
+        f"{c.name}(" + ", ".join(f"{k}={v!r}" for k, v in c.arguments.items()) + ")" for c in calls
+    ]
     return "[" + ", ".join(parts) + "]"
 
 
@@ -104,7 +108,9 @@ def render_react(calls: list[ToolCall]) -> str:
 
 def render_hermes(calls: list[ToolCall]) -> str:
     tags = "".join(
-        "<tool_call>\n" + json.dumps({"name": c.name, "arguments": c.arguments}, ensure_ascii=False) + "\n</tool_call>\n"
+        "<tool_call>\n"
+        + json.dumps({"name": c.name, "arguments": c.arguments}, ensure_ascii=False)
+        + "\n</tool_call>\n"
         for c in calls
     )
     return "Let me check.\n" + tags
@@ -115,7 +121,10 @@ def render_deer(calls: list[ToolCall], decision: Decision) -> str:
         return "#Begin# Don't need to look up the API Pool, I can answer this question with my own knowledge. #End#"
     pool = f"#Begin# Need to look up the API Pool. #SearchAPI# The API Pool including: {[c.name for c in calls]!r}, and the introduction and usage of each API is as follows: \n{{'api_name': 'x'}}"
     if decision is Decision.NO_CALL:
-        return pool + " #NoCallAPI# There is no proper API and I need to answer this question with my own knowledge. #End#"
+        return (
+            pool
+            + " #NoCallAPI# There is no proper API and I need to answer this question with my own knowledge. #End#"
+        )
     c = calls[0]
     args = ", ".join(f"{k}={v!r}" for k, v in c.arguments.items())
     return pool + f" #CallAPI# {c.name}({args}) #APIResponse#  #End#"
@@ -123,41 +132,77 @@ def render_deer(calls: list[ToolCall], decision: Decision) -> str:
 
 # -- mutations ---------------------------------------------------------------------------------
 
-NASTY = ["\x00", "\ud800", "\udfff", "\ufffd", "\u202e", "\n", "\\", '"', "'", "`", "#", ":", "é", "😀", "\t"]
+NASTY = [
+    "\x00",
+    "\ud800",
+    "\udfff",
+    "\ufffd",
+    "\u202e",
+    "\n",
+    "\\",
+    '"',
+    "'",
+    "`",
+    "#",
+    ":",
+    "é",
+    "😀",
+    "\t",
+]
 BRACKETS = "{}[]()"
-ALL_MARKERS = [*DEER_MARKS, *HERMES_MARKS, "Thought:", "Action:", "Action Input:", "Final Answer:",
-               "Observation:", '{"api"', "[{", '{"name":', "```python\n", "```\n", NO_CALL_JSON := '{"answer": "x"}']
+ALL_MARKERS = [
+    *DEER_MARKS,
+    *HERMES_MARKS,
+    "Thought:",
+    "Action:",
+    "Action Input:",
+    "Final Answer:",
+    "Observation:",
+    '{"api"',
+    "[{",
+    '{"name":',
+    "```python\n",
+    "```\n",
+    NO_CALL_JSON := '{"answer": "x"}',
+]
 
 
-@st.composite
-def mutated(draw: st.DrawFn, text: str) -> str:
-    for _ in range(draw(st.integers(1, 4))):
+def mutate(text: str, rng: random.Random) -> str:
+    """One to four random edits of ``text``, driven by ``rng`` (seeded by hypothesis)."""
+    for _ in range(rng.randint(1, 4)):
         n = len(text)
-        i = draw(st.integers(0, n))
-        kind = draw(st.integers(0, 8))
-        if kind == 0:
+        i = rng.randint(0, n)
+        kind = rng.randint(0, 8)
+        if kind == 0:  # truncation
             text = text[:i]
-        elif kind == 1 and n:
-            text = text[: min(i, n - 1)] + text[min(i, n - 1) + 1 :]
-        elif kind == 2:
-            ch = draw(st.sampled_from(NASTY) | st.characters() | st.sampled_from(list(BRACKETS)))
+        elif kind == 1 and n:  # deletion
+            k = min(i, n - 1)
+            text = text[:k] + text[k + 1 :]
+        elif kind == 2:  # insertion of a nasty, random or bracket character
+            pool = rng.choice((NASTY, BRACKETS, None))
+            ch = (
+                rng.choice(pool)
+                if pool
+                else chr(rng.choice((rng.randint(32, 0x2FFF), rng.randint(0, 0x10FFFF))))
+            )
             text = text[:i] + ch + text[i:]
-        elif kind == 3 and n:
-            j = draw(st.integers(i, min(n, i + 40)))
+        elif kind == 3 and n:  # duplication of a slice
+            j = rng.randint(i, min(n, i + 40))
             text = text[:j] + text[i:j] + text[j:]
-        elif kind == 4:
+        elif kind == 4:  # bracket flip
             spots = [k for k, c in enumerate(text) if c in BRACKETS]
             if spots:
-                k = draw(st.sampled_from(spots))
-                text = text[:k] + draw(st.sampled_from(BRACKETS)) + text[k + 1 :]
-        elif kind == 5:
-            text = text[:i] + draw(st.sampled_from(ALL_MARKERS)) + text[i:]
-        elif kind == 6:
-            text = _swap_markers(text, draw(st.integers(0, 10**6)), draw(st.integers(0, 10**6)))
-        elif kind == 7:
-            text = text[:i] + draw(st.text(max_size=12)) + text[i:]
-        else:
-            text = text[:i] + draw(st.sampled_from(NASTY)) * draw(st.integers(1, 30)) + text[i:]
+                k = rng.choice(spots)
+                text = text[:k] + rng.choice(BRACKETS) + text[k + 1 :]
+        elif kind == 5:  # a marker of any format
+            text = text[:i] + rng.choice(ALL_MARKERS) + text[i:]
+        elif kind == 6:  # two markers swapped
+            text = _swap_markers(text, rng.randint(0, 10**6), rng.randint(0, 10**6))
+        elif kind == 7:  # random unicode run
+            run = "".join(chr(rng.randint(0, 0x10FFFF)) for _ in range(rng.randint(1, 12)))
+            text = text[:i] + run + text[i:]
+        else:  # a repeated nasty character
+            text = text[:i] + rng.choice(NASTY) * rng.randint(1, 30) + text[i:]
     return text
 
 
@@ -174,7 +219,8 @@ def _swap_markers(text: str, a: int, b: int) -> str:
 
 
 def _positions(text: str, marker: str) -> list[int]:
-    out, pos = [], text.find(marker)
+    out: list[int] = []
+    pos = text.find(marker)
     while pos >= 0 and len(out) < 8:
         out.append(pos)
         pos = text.find(marker, pos + 1)
@@ -223,7 +269,9 @@ def _same_calls(got: list[ToolCall], want: list[ToolCall], with_outputs: bool = 
 
 
 def _clean(calls: list[ToolCall], marks: tuple[str, ...]) -> bool:
-    blob = json.dumps([c.arguments for c in calls], ensure_ascii=False) + repr([c.arguments for c in calls])
+    blob = json.dumps([c.arguments for c in calls], ensure_ascii=False) + repr(
+        [c.arguments for c in calls]
+    )
     return not any(m in blob for m in marks)
 
 
@@ -247,17 +295,36 @@ def test_every_parser_survives_generated_and_mutated_outputs() -> None:
         style = data.draw(st.integers(0, 2))
         ascii_only = data.draw(st.booleans())
         as_literal = data.draw(st.booleans())
+        seed = data.draw(st.integers(0, 2**32 - 1), label="mutation seed")
 
         renderings: list[tuple[str, str, list[ToolCall], Callable[[ParseResult], bool]]] = [
             ("json", render_json(text_calls, style, ascii_only), text_calls, lambda r: True),
             ("seal", render_seal(text_calls, as_literal), text_calls, lambda r: True),
             ("python", render_python(dotted_calls), dotted_calls, lambda r: True),
-            ("react", render_react(text_calls), text_calls[:1], lambda r: _clean(text_calls[:1], REACT_MARKS)),
-            ("hermes", render_hermes(text_calls), text_calls, lambda r: _clean(text_calls, HERMES_MARKS)),
-            ("deer", render_deer(ident_calls, decision), ident_calls[:1], lambda r: _clean(ident_calls[:1], DEER_MARKS)),
+            (
+                "react",
+                render_react(text_calls),
+                text_calls[:1],
+                lambda r: _clean(text_calls[:1], REACT_MARKS),
+            ),
+            (
+                "hermes",
+                render_hermes(text_calls),
+                text_calls,
+                lambda r: _clean(text_calls, HERMES_MARKS),
+            ),
+            (
+                "deer",
+                render_deer(ident_calls, decision),
+                ident_calls[:1],
+                lambda r: _clean(ident_calls[:1], DEER_MARKS),
+            ),
         ]
+        rng = random.Random(seed)
         for fmt, text, calls, clean in renderings:
             results = _feed_everywhere(text, counter)
+            for _ in range(MUTANTS_PER_RENDERING):
+                _feed_everywhere(mutate(text, rng), counter)
             got = results[fmt]
             if not clean(got):
                 continue
@@ -271,8 +338,6 @@ def test_every_parser_survives_generated_and_mutated_outputs() -> None:
             assert _same_calls(got.calls, calls, with_outputs=fmt == "seal"), (fmt, text, got.calls)
             if fmt == "python":
                 assert bfcl_decode_ast(text) == [{c.name: c.arguments} for c in calls]
-            for _ in range(MUTANTS_PER_RENDERING):
-                _feed_everywhere(data.draw(mutated(text), label=f"{fmt} mutant"), counter)
 
     run()
     assert counter["texts"] >= 10_000, counter

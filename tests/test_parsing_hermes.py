@@ -9,8 +9,8 @@ from toollab.parsing import ParseStatus, parse
 
 def test_several_tags_with_text_around() -> None:
     text = (
-        "Let me check both.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n"
-        "</tool_call>\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": \"{\\\"city\\\": \\\"Rome\\\"}\"}\n</tool_call>"
+        'Let me check both.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n'
+        '</tool_call>\n<tool_call>\n{"name": "get_weather", "arguments": "{\\"city\\": \\"Rome\\"}"}\n</tool_call>'
     )
     r = parse(text, "hermes")
     assert r.status is ParseStatus.CALLS
@@ -23,7 +23,10 @@ def test_unclosed_tag_at_end_and_think_block() -> None:
     assert r.status is ParseStatus.CALLS and r.details["unclosed_tag"] is True
     assert r.thought == "need weather"
     # a new tag also ends an unclosed one
-    r = parse('<tool_call>{"name": "a", "arguments": {}}<tool_call>{"name": "b", "arguments": {}}</tool_call>', "hermes")
+    r = parse(
+        '<tool_call>{"name": "a", "arguments": {}}<tool_call>{"name": "b", "arguments": {}}</tool_call>',
+        "hermes",
+    )
     assert [c.name for c in r.calls] == ["a", "b"]
 
 

@@ -10,7 +10,9 @@ from toollab.parsing import NO_CALL_KEY, ParseStatus, parse
 def test_single_object_with_dict_arguments() -> None:
     r = parse('{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}', "json")
     assert r.status is ParseStatus.CALLS
-    assert [(c.name, c.arguments) for c in r.calls] == [("get_weather", {"city": "Paris", "days": 3})]
+    assert [(c.name, c.arguments) for c in r.calls] == [
+        ("get_weather", {"city": "Paris", "days": 3})
+    ]
 
 
 def test_arguments_as_json_string_and_parameters_alias() -> None:
@@ -27,7 +29,11 @@ def test_list_tool_calls_and_function_wrappers() -> None:
         {
             "content": "checking two cities",
             "tool_calls": [
-                {"id": "c1", "type": "function", "function": {"name": "w", "arguments": '{"city": "Oslo"}'}},
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "w", "arguments": '{"city": "Oslo"}'},
+                },
                 {"function": {"name": "w", "arguments": {"city": "Rome"}}},
             ],
         }
@@ -41,7 +47,9 @@ def test_list_tool_calls_and_function_wrappers() -> None:
 
 
 def test_prose_around_json_and_code_fence_is_the_thought() -> None:
-    r = parse('I will look it up.\n```json\n{"name": "search", "arguments": {"q": "a {b}"}}\n```', "json")
+    r = parse(
+        'I will look it up.\n```json\n{"name": "search", "arguments": {"q": "a {b}"}}\n```', "json"
+    )
     assert r.status is ParseStatus.CALLS
     assert r.calls[0].arguments == {"q": "a {b}"}
     assert r.thought == "I will look it up."

@@ -8,11 +8,11 @@ from toollab.parsing import ParseStatus, parse, react_format_check, tooleyes_seg
 
 TOOLEYES_TURN = (
     "Thought: First, I will use the predict_age function to estimate the ages of the individual "
-    "named Sophia in Germany.\nAction: predict_age\nAction Input: {\"names\": \"Sophia\"}"
+    'named Sophia in Germany.\nAction: predict_age\nAction Input: {"names": "Sophia"}'
 )
 TOOLEYES_FINISH = (
     "Thought: The individual named Liam is 36 years old. Now, I will use the finish tool.\n"
-    "Action: finish\nAction Input: {\"answer\": \"Sophia is 39 years old, and Liam is 36.\"}"
+    'Action: finish\nAction Input: {"answer": "Sophia is 39 years old, and Liam is 36."}'
 )
 
 
@@ -40,8 +40,8 @@ def test_toolbench_style_and_python_dict_input() -> None:
 
 def test_last_action_wins_like_alpha_umi() -> None:
     text = (
-        "Thought: a\nAction: first\nAction Input: {\"x\": 1}\nObservation: ok\n"
-        "Thought: b\nAction: second\nAction Input: {\"y\": 2}"
+        'Thought: a\nAction: first\nAction Input: {"x": 1}\nObservation: ok\n'
+        'Thought: b\nAction: second\nAction Input: {"y": 2}'
     )
     r = parse(text, "react")
     assert [c.name for c in r.calls] == ["second"] and r.thought == "b"
@@ -60,7 +60,7 @@ def test_final_answer_and_plain_text() -> None:
         ("Thought: x\nAction: search", "no 'Action Input:'"),
         ("Thought: x\nAction: \nAction Input: {}", "empty Action"),
         ("Thought: x\nAction: search\nAction Input:", "empty Action Input"),
-        ("Thought: x\nAction: search\nAction Input: {\"q\": ", "unterminated"),
+        ('Thought: x\nAction: search\nAction Input: {"q": ', "unterminated"),
         ("Thought: x\nAction: search\nAction Input: [1, 2]", "not an object"),
         ("Thought: x\nAction: search\nAction Input: q=weather", "neither JSON"),
     ],

@@ -69,7 +69,9 @@ def test_upstream_missing_responses_key_parses_if_the_word_occurs() -> None:
     no_key = '[{"api": "playSong", "parameters": {"song": "Midnight City"}}]'
     assert seal_upstream_parse(no_key) == -1
     with_word = '[{"api": "playSong", "parameters": {"song": "responses"}}]'
-    assert seal_upstream_parse(with_word) == [{"api": "playSong", "parameters": {"song": "responses"}}]
+    assert seal_upstream_parse(with_word) == [
+        {"api": "playSong", "parameters": {"song": "responses"}}
+    ]
     r = parse(no_key, "seal")
     assert r.status is ParseStatus.CALLS and r.calls[0].outputs == []
 
@@ -80,9 +82,9 @@ def test_upstream_quirks() -> None:
         {"api": "a", "parameters": {}, "responses": []}
     ]
     # newlines are deleted, even inside values
-    assert seal_upstream_parse('[{"api": "a", "parameters": {"x": "l1\nl2"}, "responses": []}]') == [
-        {"api": "a", "parameters": {"x": "l1l2"}, "responses": []}
-    ]
+    assert seal_upstream_parse(
+        '[{"api": "a", "parameters": {"x": "l1\nl2"}, "responses": []}]'
+    ) == [{"api": "a", "parameters": {"x": "l1l2"}, "responses": []}]
     # the bracket counter ignores strings: a "]" inside a value cuts the list short
     assert seal_upstream_parse('[{"api": "a", "parameters": {"x": "]"}, "responses": []}]') == -1
     # unbalanced → empty text → -1; True is not JSON
@@ -98,7 +100,11 @@ def test_upstream_quirks() -> None:
         ("I don't know which API to use.", ParseStatus.NO_CALL, None),
         ("[]", ParseStatus.NO_CALL, None),
         ("[{'api': 'a', 'parameters': {'x': 1}, 'responses': [", ParseStatus.ERROR, "never closed"),
-        ("[{'api': 'a', 'parameters': 'x=1', 'responses': []}]", ParseStatus.ERROR, "must be an object"),
+        (
+            "[{'api': 'a', 'parameters': 'x=1', 'responses': []}]",
+            ParseStatus.ERROR,
+            "must be an object",
+        ),
         ("[{'api': 'a', 'parameters': {'x': y}}]", ParseStatus.ERROR, "neither JSON"),
         ("[{'api': 3, 'parameters': {}}]", ParseStatus.ERROR, "non-empty string"),
         ("{'api': 'a', 'parameters': {'x': 1}}", ParseStatus.CALLS, None),

@@ -46,7 +46,9 @@ def test_clusters_follow_topics(clusters: ToolClusters) -> None:
 def test_random_call_and_nocall(clusters: ToolClusters) -> None:
     s = CandidateSampler(POOL, clusters, k=5, seed=1)
     for i in range(30):
-        call = s.sample("weather_0", "random", with_gold=True, rng=__import__("numpy").random.RandomState(i))
+        call = s.sample(
+            "weather_0", "random", with_gold=True, rng=__import__("numpy").random.RandomState(i)
+        )
         assert len(call) == 5 and len({t.name for t in call}) == 5
         assert "weather_0" in [t.name for t in call]
         nocall = s.sample("weather_0", "random", with_gold=False)
@@ -73,7 +75,11 @@ def test_inter_class_takes_one_tool_per_other_cluster(clusters: ToolClusters) ->
 def test_mixture_slices_two_one_two_and_is_reproducible(clusters: ToolClusters) -> None:
     flags = [True] * 50 + [False] * 50
     modes = CandidateSampler.modes_for(flags, "mix")
-    assert modes[:20] == ["random"] * 20 and modes[20:30] == ["intra"] * 10 and modes[30:50] == ["inter"] * 20
+    assert (
+        modes[:20] == ["random"] * 20
+        and modes[20:30] == ["intra"] * 10
+        and modes[30:50] == ["inter"] * 20
+    )
     assert modes[50:70] == ["random"] * 20 and modes[70:80] == ["intra"] * 10
     golds = [POOL[i % len(POOL)].name for i in range(100)]
     a = CandidateSampler(POOL, clusters, k=5, seed=7).sample_many(golds, flags)

@@ -100,7 +100,11 @@ def test_refs_serialise_as_dollar_ref_and_back() -> None:
 
 def test_seal_convention_links_and_writes_back() -> None:
     calling = [
-        {"api": "getWildlifeSpecies", "parameters": {"habitat": "forest"}, "responses": ["API_call_0"]},
+        {
+            "api": "getWildlifeSpecies",
+            "parameters": {"habitat": "forest"},
+            "responses": ["API_call_0"],
+        },
         {
             "api": "getProjects",
             "parameters": {"species": "API_call_0"},
@@ -138,7 +142,11 @@ def test_instance_json_round_trip_and_label() -> None:
         id="x",
         query="Weather in Paris?",
         tools=[WEATHER],
-        gold=[GoldCall(name="get_weather", arguments={"city": "Paris"}, acceptable={"unit": ["c", ""]})],
+        gold=[
+            GoldCall(
+                name="get_weather", arguments={"city": "Paris"}, acceptable={"unit": ["c", ""]}
+            )
+        ],
     )
     again = Instance.model_validate_json(inst.model_dump_json())
     assert again == inst

@@ -1,7 +1,9 @@
 """DEER's two-round inference (ToolDEER ``src/inference.py``).
 
 Round 1 completes DEER's raw prompt (``<system> Human: q Assistant:``) and stops at a decision
-marker (``#SearchAPI#``, ``#APIResponse#``, ``#End#``, ``#NoCallAPI#``).  If it stops at
+marker (``#SearchAPI#``, ``#APIResponse#``, ``#End#``, ``#NoCallAPI#``; as upstream, a marker
+completed across the prompt boundary stops too: round 2 stops at ``NoCallAPI#`` after the forced
+``#``).  If it stops at
 ``#SearchAPI#`` and the gold chain looked up the pool too, round 2 is *teacher-forced*: the prompt,
 the gold API pool and a ``#``, which the model continues with ``CallAPI# f(...) #APIResponse#`` or
 ``NoCallAPI# ...``.  No tool is executed.
@@ -56,8 +58,12 @@ def stop_marker(context: str, text: str, finish_reason: str | None) -> str:
         if pos > at:
             last, at = m, pos
     if last == BEGIN:
-        return END if "Don't need" in whole[at:] else SEARCH
-    return {SEARCH: NO_CALL, CALL: RESPONSE, NO_CALL: END, RESPONSE: END}.get(last, "")
+        marker = END if "Don't need" in whole[at:] else SEARCH
+    else:
+        marker = {SEARCH: NO_CALL, CALL: RESPONSE, NO_CALL: END, RESPONSE: END}.get(last, "")
+    if marker and whole.endswith("#"):  # the teacher-forced "#" already opened the marker
+        marker = marker[1:]
+    return marker
 
 
 @register_agent("deer")
@@ -76,7 +82,9 @@ class DeerAgent:
     ) -> Prediction:
         t0 = time.perf_counter()
         prompt_of: Callable[[Instance], str] | None = getattr(template, "prompt", None)
-        forced_of: Callable[[Instance], str] | None = getattr(template, "teacher_forced_prompt", None)
+        forced_of: Callable[[Instance], str] | None = getattr(
+            template, "teacher_forced_prompt", None
+        )
         if not callable(prompt_of) or not callable(forced_of):
             raise UsageError(
                 f"the deer agent needs a template with DEER's raw prompts (--template deer), "
@@ -87,7 +95,9 @@ class DeerAgent:
         first_prompt = prompt_of(instance)
         outputs: list[ModelOutput] = []
 
-        out1 = await model.safe_request(ChatRequest(prompt=first_prompt, options=gen, tag=instance.id))
+        out1 = await model.safe_request(
+            ChatRequest(prompt=first_prompt, options=gen, tag=instance.id)
+        )
         outputs.append(out1)
         if out1.error:
             return self._failed(instance, first_prompt, outputs, out1.error, t0)
@@ -97,20 +107,22 @@ class DeerAgent:
         raw = round1
         metadata: dict[str, object] = {"rounds": 1, "finish_reason": out1.finish_reason}
 
-        if marker == SEARCH or (not marker and round1.rstrip().endswith(SEARCH)):
-            if instance.label() is not Decision.NO_SEARCH:
-                forced_prompt = forced_of(instance)
-                tail = _after_search(forced_prompt[len(first_prompt) :])
-                out2 = await model.safe_request(
-                    ChatRequest(prompt=forced_prompt, options=gen, tag=instance.id)
-                )
-                outputs.append(out2)
-                if out2.error:
-                    return self._failed(instance, first_prompt, outputs, out2.error, t0)
-                text2 = tail + out2.text + stop_marker(tail, out2.text, out2.finish_reason)
-                steps.append(Step(role="round2", text=text2, observation=tail))
-                raw = round1 + text2
-                metadata.update(rounds=2, finish_reason=out2.finish_reason, teacher_forced=tail)
+        searched = marker == SEARCH or (not marker and round1.rstrip().endswith(SEARCH))
+        if searched and instance.label() is not Decision.NO_SEARCH:
+            forced_prompt = forced_of(instance)
+            tail = _after_search(forced_prompt[len(first_prompt) :])
+            # the forced prompt ends in "#", so "#NoCallAPI#" completes as "NoCallAPI#"
+            gen2 = gen.model_copy(update={"stop": [*gen.stop, NO_CALL[1:]]})
+            out2 = await model.safe_request(
+                ChatRequest(prompt=forced_prompt, options=gen2, tag=instance.id)
+            )
+            outputs.append(out2)
+            if out2.error:
+                return self._failed(instance, first_prompt, outputs, out2.error, t0)
+            text2 = tail + out2.text + stop_marker(round1 + tail, out2.text, out2.finish_reason)
+            steps.append(Step(role="round2", text=text2, observation=tail))
+            raw = round1 + text2
+            metadata.update(rounds=2, finish_reason=out2.finish_reason, teacher_forced=tail)
 
         timings = timings_of(outputs)
         timings["total_s"] = time.perf_counter() - t0
@@ -140,7 +152,10 @@ class DeerAgent:
             prompt=prompt,
             raw="",
             parsed=failed_parse(error),
-            steps=[Step(role=f"round{i + 1}", text=o.text, error=o.error) for i, o in enumerate(outputs)],
+            steps=[
+                Step(role=f"round{i + 1}", text=o.text, error=o.error)
+                for i, o in enumerate(outputs)
+            ],
             error=error,
             usage=usage_of(outputs),
             timings=timings,

@@ -3,7 +3,9 @@
 Each turn the model writes ``Thought / Action / Action Input``; the call is executed in the
 instance's environment and its result goes back as an ``Observation``.  The episode ends when the
 model calls ``finish`` (its ``answer`` is the final answer), calls ``ask_to_user`` (control goes
-back to the user), answers without a call, or after ``max_turns`` turns (ToolEyes allows 9).
+back to the user), gives an explicit answer without a call, or after ``max_turns`` turns (ToolEyes
+allows 9).  Text with no ``Action`` at all is a format error: the model is reminded of the format
+and the episode goes on.
 
 Without an environment the calls cannot run: every call gets an observation saying so, and the
 model may still finish.  A turn whose text cannot be parsed gets an observation naming the problem
@@ -36,6 +38,10 @@ from toollab.templates.base import Template
 FINISH = "finish"
 ASK_TO_USER = "ask_to_user"
 NO_ENVIRONMENT = "no environment is available to execute this tool"
+FORMAT_REMINDER = (
+    "Error: no action found. Reply with Thought, Action and Action Input; use the finish tool "
+    "to give the final answer."
+)
 #: models trained on ReAct traces tend to write the observation themselves; it ends the turn
 REACT_STOP = ["\nObservation:"]
 
@@ -93,7 +99,9 @@ class ReactAgent:
         ended_by: str = "max_turns"
         error: str | None = None
         for _turn in range(max(1, options.max_turns)):
-            req = ChatRequest(messages=messages, tools=list(instance.tools), options=gen, tag=instance.id)
+            req = ChatRequest(
+                messages=messages, tools=list(instance.tools), options=gen, tag=instance.id
+            )
             out = await model.safe_request(req)
             outputs.append(out)
             if out.error:
@@ -109,8 +117,16 @@ class ReactAgent:
                 step.observation = f"Error: the output could not be read ({parsed.error})."
                 messages.append(observation_message(template, step.observation))
                 continue
-            if not parsed.calls:  # an answer without a call ends the episode
-                answer, ended_by = parsed.text, "answer"
+            if not parsed.calls:
+                if parsed.details.get("finish"):  # `Action: finish` read as the final answer
+                    answer, ended_by = parsed.text, FINISH
+                    break
+                if parsed.details.get("plain_text"):  # no Action at all: ask for the format
+                    step.error = "no Action in the output"
+                    step.observation = FORMAT_REMINDER
+                    messages.append(observation_message(template, step.observation))
+                    continue
+                answer, ended_by = parsed.text, "answer"  # an explicit answer without a call
                 break
             turn_obs: list[Any] = []
             for call in parsed.calls:

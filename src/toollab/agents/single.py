@@ -50,7 +50,9 @@ class SingleTurnAgent:
         if options.constrained:
             pred = await self._constrained(instance, model, template, messages, gen, t0)
             return _execute(pred, instance, options)
-        req = ChatRequest(messages=messages, tools=list(instance.tools), options=gen, tag=instance.id)
+        req = ChatRequest(
+            messages=messages, tools=list(instance.tools), options=gen, tag=instance.id
+        )
         out = await model.safe_request(req)
         if out.error:
             return _failure(instance, messages, [out], out.error, t0)

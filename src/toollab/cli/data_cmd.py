@@ -103,7 +103,8 @@ def print_stats(stats: dict[str, Any]) -> None:
 
 def print_examples(ds: Dataset, n: int) -> None:
     for inst in ds.instances[:n]:
-        console.rule(f"{inst.id}  [{inst.category or '-'} / {inst.label().value}]")
+        label = inst.decision.value if inst.decision is not None else "-"
+        console.rule(f"{inst.id}  [{inst.category or '-'} / {label}]")
         console.print(f"[bold]query:[/] {inst.query}", highlight=False)
         console.print(f"[bold]tools:[/] {', '.join(inst.tool_names) or '-'}", highlight=False)
         for call in inst.gold:

@@ -19,6 +19,11 @@ OptionOpt = typer.Option(
     "-o",
     help="Dataset adapter option KEY=VALUE, repeatable (e.g. splits=test_in_domain).",
 )
+JudgeOpt = typer.Option(
+    None,
+    "--judge",
+    help="Model string of an LLM judge for the figures that need one (ToolEyes IU, BP, TS, AO).",
+)
 MetricsOpt = typer.Option(
     [],
     "--metrics",
@@ -69,7 +74,9 @@ def print_results(results: dict[str, Any], title: str) -> None:
     ci = results.get("ci95") or {}
     for scorer, figs in (results.get("metrics") or {}).items():
         for i, (name, value) in enumerate(figs.items()):
-            table.add_row(scorer if i == 0 else "", name, fmt_value(value, ci.get(scorer, {}).get(name)))
+            table.add_row(
+                scorer if i == 0 else "", name, fmt_value(value, ci.get(scorer, {}).get(name))
+            )
     console.print(table)
     c = results.get("counts") or {}
     console.print(
@@ -90,7 +97,9 @@ def eval_cmd(
         help="Model string (provider:model), e.g. bundled:smollm2-135m, llamacpp:/m.gguf, "
         "openai:NAME@URL, oracle (gold answers), fake:/script.json.",
     ),
-    data: Path = typer.Option(..., "--data", "-d", help="Dataset folder or file (upstream layout)."),
+    data: Path = typer.Option(
+        ..., "--data", "-d", help="Dataset folder or file (upstream layout)."
+    ),
     fmt: str = typer.Option(
         ..., "--format", "-f", help="Dataset format: seal-tools, bfcl, deer, tooleyes, toollab."
     ),
@@ -109,8 +118,12 @@ def eval_cmd(
         help="Prompt template (default by format: seal, python, deer, react; else json).",
     ),
     metrics: list[str] = MetricsOpt,
-    limit: int | None = typer.Option(None, "--limit", "-n", min=0, help="Only the first N instances."),
-    repeats: int = typer.Option(1, "--repeats", "-k", min=1, help="Run every instance k times; figures get mean ± 95 % CI."),
+    limit: int | None = typer.Option(
+        None, "--limit", "-n", min=0, help="Only the first N instances."
+    ),
+    repeats: int = typer.Option(
+        1, "--repeats", "-k", min=1, help="Run every instance k times; figures get mean ± 95 % CI."
+    ),
     seed: int = typer.Option(0, "--seed", help="Sampling seed; repeat r uses seed + r."),
     constrained: bool = typer.Option(
         False,
@@ -124,19 +137,27 @@ def eval_cmd(
     top_p: float = typer.Option(1.0, "--top-p", min=0.0, max=1.0),
     max_turns: int = typer.Option(9, "--max-turns", min=1, help="Turns of multi-step agents."),
     timeout: float | None = typer.Option(
-        None, "--timeout", min=0.001, help="Seconds per instance; a slower one is recorded as timed out."
+        None,
+        "--timeout",
+        min=0.001,
+        help="Seconds per instance; a slower one is recorded as timed out.",
     ),
     concurrency: int | None = typer.Option(
         None, "--concurrency", min=1, help="Requests in flight (default: what the backend handles)."
     ),
-    out: Path = typer.Option(..., "--out", help="Run directory (created; an existing run with the same options is resumed)."),
+    out: Path = typer.Option(
+        ...,
+        "--out",
+        help="Run directory (created; an existing run with the same options is resumed).",
+    ),
+    judge: str | None = JudgeOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """Run a model over a dataset and score it.
 
-    Writes OUT/run.json (configuration), OUT/predictions.jsonl (one prediction per line, made
-    durable as it completes) and OUT/results.json (every applicable metric). Interrupted runs
-    continue where they stopped when the same command is run again.
+    Writes OUT/run.json (configuration), OUT/predictions.jsonl (one prediction per line, made durable as it completes) and OUT/results.json (every applicable metric).
+
+    An interrupted run continues where it stopped when the same command is run again.
     """
     from toollab.cli.data_cmd import parse_options
     from toollab.eval.runner import EvalConfig, run_eval
@@ -159,6 +180,7 @@ def eval_cmd(
         max_turns=max_turns,
         timeout=timeout,
         concurrency=concurrency,
+        judge=judge,
     )
     bar = _Bar(f"eval {model}")
     try:
@@ -191,14 +213,19 @@ def eval_cmd(
 
 @handle_errors
 def score_cmd(
-    predictions: Path = typer.Argument(..., help="A predictions.jsonl file (e.g. RUN_DIR/predictions.jsonl)."),
+    predictions: Path = typer.Argument(
+        ..., help="A predictions.jsonl file (e.g. RUN_DIR/predictions.jsonl)."
+    ),
     data: str | None = typer.Option(
         None, "--data", "-d", help="Dataset path (default: from the run.json beside the file)."
     ),
     fmt: str | None = typer.Option(None, "--format", "-f", help="Dataset format (with --data)."),
     option: list[str] = OptionOpt,
     metrics: list[str] = MetricsOpt,
-    out: Path | None = typer.Option(None, "--out", help="Also write the results to this JSON file."),
+    out: Path | None = typer.Option(
+        None, "--out", help="Also write the results to this JSON file."
+    ),
+    judge: str | None = JudgeOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """Rescore a predictions file with no model: every applicable metric (or --metrics)."""
@@ -214,6 +241,7 @@ def score_cmd(
         fmt=fmt,
         options=parse_options(option) or None,
         metrics=list(metrics) or None,
+        judge=judge,
     )
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -229,7 +257,9 @@ def score_cmd(
 @handle_errors
 def report_cmd(
     runs: list[Path] = typer.Argument(..., help="Run directories to compare (side by side)."),
-    out: Path = typer.Option(Path("report.html"), "--out", help="HTML file to write; report.md goes beside it."),
+    out: Path = typer.Option(
+        Path("report.html"), "--out", help="HTML file to write; report.md goes beside it."
+    ),
     title: str = typer.Option("toollab evaluation report", "--title", help="Page title."),
     json_out: bool = JsonOpt,
 ) -> None:
@@ -245,7 +275,9 @@ def report_cmd(
             {
                 "html": str(html_path),
                 "markdown": str(md_path),
-                "runs": [{"label": v.label, "path": str(v.path), "metrics": v.metrics} for v in views],
+                "runs": [
+                    {"label": v.label, "path": str(v.path), "metrics": v.metrics} for v in views
+                ],
             }
         )
         return

@@ -17,6 +17,7 @@ app = typer.Typer(
 # each module adds its verbs with ``register(app)``; the order is the order of ``--help``
 _COMMAND_MODULES = [
     "toollab.cli.data_cmd",
+    "toollab.cli.generate_cmd",
     "toollab.cli.tools_cmd",
     "toollab.cli.chat_cmd",
     "toollab.cli.retrieve_cmd",

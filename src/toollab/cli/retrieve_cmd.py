@@ -33,7 +33,11 @@ def _retriever(name: str, tools: list[Tool], quiet: bool):  # type: ignore[no-un
     from toollab.retrieval import get_retriever
 
     retriever = get_retriever(name)
-    with console.status(f"indexing {len(tools)} tools ({name})", spinner="dots") if not quiet else _Null():
+    with (
+        console.status(f"indexing {len(tools)} tools ({name})", spinner="dots")
+        if not quiet
+        else _Null()
+    ):
         retriever.index(tools)
     if retriever.undocumented and not quiet:
         console.print(
@@ -55,9 +59,13 @@ class _Null:
 @handle_errors
 def eval_cmd(
     data: Path = typer.Option(..., "--data", help="Dataset path (file or folder)."),
-    fmt: str = typer.Option(..., "--format", help="Dataset format (seal-tools, bfcl, deer, tooleyes, toollab)."),
+    fmt: str = typer.Option(
+        ..., "--format", help="Dataset format (seal-tools, bfcl, deer, tooleyes, toollab)."
+    ),
     pool: Path | None = typer.Option(
-        None, "--pool", help="Tool pool file (JSONL/JSON; Seal-Tools tool.jsonl works). Default: the dataset's tools."
+        None,
+        "--pool",
+        help="Tool pool file (JSONL/JSON; Seal-Tools tool.jsonl works). Default: the dataset's tools.",
     ),
     retriever: str = typer.Option("bm25", "--retriever", help="bm25, dense or hybrid."),
     k: int = typer.Option(5, "--k", help="How many tools to retrieve."),

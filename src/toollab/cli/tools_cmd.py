@@ -22,8 +22,9 @@ def register(app: typer.Typer) -> None:
     def validate(
         path: Path = typer.Argument(
             ...,
-            help="Pool file: JSON Lines (one tool per line) or a .json list. Each tool in toollab, "
-            "OpenAI ({type: function, function: {...}} or bare) or Seal-Tools (api_name, ...) format.",
+            help="Pool file: JSON Lines (one tool per line), a .json or .yaml list, or a .py module of "
+            "@tool functions. Each tool in toollab, OpenAI ({type: function, function: {...}} or bare) "
+            "or Seal-Tools (api_name, ...) format.",
             show_default=False,
         ),
         fmt: str = typer.Option(

@@ -133,7 +133,7 @@ def generate(
 
 
 def _base(env: Environment, env_seed: int, **kw: Any) -> dict[str, Any]:
-    meta = {"env": env.name, "env_seed": env_seed, **kw.pop("metadata", {})}
+    meta = {"env": env.name, "seed": env_seed, **kw.pop("metadata", {})}
     return {"source": f"env:{env.name}", "category": env.scenario, "metadata": meta, **kw}
 
 
@@ -145,7 +145,7 @@ def _call_instance(ts: TaskSet, env: Environment, rng: random.Random, split: str
         if is_test_combo(ts.env, combo) != want_test:
             continue
         key = f"{env_seed}|{task.query}" if "\nTask:" in task.query else task.query
-        if key in seen and _attempt < 1500:
+        if key in seen and _attempt < 40:
             continue
         seen.add(key)
         _check_gold(env, env_seed, task, name)

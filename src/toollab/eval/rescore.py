@@ -13,7 +13,7 @@ from typing import Any
 
 from toollab.errors import InputError, UsageError
 from toollab.eval.record import Prediction
-from toollab.eval.results import score_predictions
+from toollab.eval.runner import score_with_judge
 from toollab.eval.store import RUN_JSON, read_json, read_predictions
 
 #: how many offending ids an error message lists
@@ -94,6 +94,7 @@ def rescore(
     fmt: str | None = None,
     options: dict[str, Any] | None = None,
     metrics: Sequence[str] | None = None,
+    judge: str | None = None,
 ) -> dict[str, Any]:
     """Score a predictions file; returns the same structure as a run's ``results.json``."""
     from toollab.data import load_dataset
@@ -106,7 +107,7 @@ def rescore(
     ids = {p.id for p in preds}
     instances = {inst.id: inst for inst in dataset.instances if inst.id in ids}
     # every applicable scorer unless told otherwise: one file yields every metric family
-    results = score_predictions(preds, instances, list(metrics) if metrics else None)
+    results = score_with_judge(preds, instances, list(metrics) if metrics else None, judge)
     return {
         "predictions": str(path),
         "dataset": {

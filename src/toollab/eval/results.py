@@ -22,34 +22,47 @@ TIMEOUT = "timeout"
 CRASH = "crash"
 
 
-def select_scorers(instances: dict[str, Instance], metrics: Sequence[str] | None) -> list[Any]:
+def select_scorers(
+    instances: dict[str, Instance], metrics: Sequence[str] | None, judge: Any = None
+) -> list[Any]:
     """The scorers to run: every applicable one, or those named (``--metrics``).
 
     A name may be a scorer name or a glob (``seal-tools*``); an unknown name is an error with a
     did-you-mean hint; a named scorer that reads none of these instances is an error too.
+    ``judge`` (a model) goes to every scorer that needs an LLM judge.
     """
     import fnmatch
 
     from toollab.errors import UsageError
-    from toollab.eval.metrics.registry import applicable_scorers, get_scorer, scorer_names
+    from toollab.eval.metrics.registry import (
+        applicable_scorers,
+        get_scorer,
+        scorer_class,
+        scorer_names,
+    )
 
-    if not metrics:
-        return applicable_scorers(instances)
     names = scorer_names()
+    options: dict[str, dict[str, Any]] = {}
+    if judge is not None:
+        options = {n: {"judge": judge} for n in names if "judge" in scorer_class(n).needs}
+    if not metrics:
+        return applicable_scorers(instances, options=options)
     chosen: list[str] = []
     for item in metrics:
         for name in (n.strip() for n in item.split(",")):
             if not name:
                 continue
-            matched = [n for n in names if fnmatch.fnmatchcase(n, name)] if any(
-                ch in name for ch in "*?["
-            ) else [name]
+            matched = (
+                [n for n in names if fnmatch.fnmatchcase(n, name)]
+                if any(ch in name for ch in "*?[")
+                else [name]
+            )
             if not matched:
                 raise UsageError(f"--metrics {name!r} matches no scorer; known: {', '.join(names)}")
             chosen.extend(m for m in matched if m not in chosen)
     out = []
     for name in chosen:
-        sc = get_scorer(name)
+        sc = get_scorer(name, **options.get(name, {}))
         if not any(sc.accepts(inst) for inst in instances.values()):
             sources = sorted({inst.source or "?" for inst in instances.values()})
             raise UsageError(
@@ -70,13 +83,15 @@ def score_predictions(
     predictions: Sequence[Prediction],
     instances: dict[str, Instance],
     metrics: Sequence[str] | None = None,
+    *,
+    judge: Any = None,
 ) -> dict[str, Any]:
     """``metrics`` / ``breakdown`` / ``errors`` (and ``ci95`` / ``repeats`` for repeated runs)
     of every selected scorer, plus counts and timing over the predictions."""
     from toollab.eval.metrics.registry import MetricResult, score_all
     from toollab.eval.metrics.stats import aggregate_repeats
 
-    scorers = select_scorers(instances, metrics)
+    scorers = select_scorers(instances, metrics, judge)
     order = {inst_id: i for i, inst_id in enumerate(instances)}
     preds = sorted(predictions, key=lambda p: (p.repeat, order.get(p.id, len(order)), p.id))
     by_repeat: dict[int, list[Prediction]] = {}
@@ -133,7 +148,9 @@ def score_predictions(
     return out
 
 
-def prediction_counts(preds: Sequence[Prediction], n_instances: int, repeats: int) -> dict[str, int]:
+def prediction_counts(
+    preds: Sequence[Prediction], n_instances: int, repeats: int
+) -> dict[str, int]:
     """How many predictions, failures, format errors, no-calls and calls a run has."""
     failures = Counter(str(p.metadata.get("failure")) for p in preds if p.error)
     status = Counter(p.parsed.status.value if p.parsed is not None else "none" for p in preds)

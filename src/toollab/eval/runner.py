@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from toollab.agents.base import Agent, AgentOptions, environment_for, failed_parse
 from toollab.errors import InputError, UsageError
 from toollab.eval.record import Prediction
-from toollab.eval.results import CRASH, TIMEOUT, score_predictions
+from toollab.eval.results import CRASH, TIMEOUT, score_predictions, select_scorers
 from toollab.eval.store import RunStore, done_keys, unique
 from toollab.models.base import ChatRequest, GenerateOptions, Model
 from toollab.schema import Instance
@@ -86,6 +86,8 @@ class EvalConfig(BaseModel):
     timeout: float | None = Field(default=None, gt=0)
     #: requests in flight at once (default: what the backend says it handles)
     concurrency: int | None = Field(default=None, ge=1)
+    #: model string of the LLM judge for scorers that need one (ToolEyes IU/BP/TS/AO)
+    judge: str | None = None
 
 
 class ProgressSink(Protocol):
@@ -157,6 +159,7 @@ def resolved_config(config: EvalConfig, dataset: Any, n_instances: int) -> dict[
         "top_p": config.top_p,
         "max_turns": config.max_turns,
         "timeout": config.timeout,
+        "judge": config.judge,
         "dataset": dataset.fingerprint,
         "dataset_name": dataset.name,
         "instances": n_instances,
@@ -187,6 +190,8 @@ def run_eval(
     template = get_template(run_config["template"])
     agent = get_agent(run_config["agent"])
     _check_agent_template(agent, template)
+    by_id = {inst.id: inst for inst in instances}
+    select_scorers(by_id, config.metrics or None)  # a bad --metrics fails before any work
 
     with RunStore(out) as store:
         resumed = store.prepare(run_config, IDENTITY_FIELDS)
@@ -228,8 +233,7 @@ def run_eval(
                 if owned:
                     active.close()
         preds = existing + new
-        by_id = {inst.id: inst for inst in instances}
-        results = score_predictions(preds, by_id, config.metrics or None)
+        results = score_with_judge(preds, by_id, config.metrics or None, config.judge)
         results = {
             "run": run_config,
             **results,
@@ -251,6 +255,22 @@ def run_eval(
             repaired_bytes=store.repaired_bytes,
             instances=instances,
         )
+
+
+def score_with_judge(
+    preds: list[Prediction],
+    instances: dict[str, Instance],
+    metrics: Sequence[str] | None,
+    judge: str | None,
+) -> dict[str, Any]:
+    """:func:`score_predictions`, with the judge model (a model string) loaded for the scoring."""
+    if not judge:
+        return score_predictions(preds, instances, metrics)
+    judge_model = _load_model(judge)
+    try:
+        return score_predictions(preds, instances, metrics, judge=judge_model)
+    finally:
+        judge_model.close()
 
 
 def _check_agent_template(agent: Agent, template: Template) -> None:
@@ -366,7 +386,7 @@ async def run_one(
         pred = await (asyncio.wait_for(coro, timeout) if timeout else coro)
     except UsageError:
         raise
-    except (asyncio.TimeoutError, TimeoutError):
+    except TimeoutError:
         pred = failure_prediction(
             inst, TIMEOUT, f"timed out after {timeout:g} s", time.perf_counter() - t0
         )

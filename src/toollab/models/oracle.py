@@ -11,10 +11,15 @@ instance id in :attr:`ChatRequest.tag`.
 * Single-turn agents get the whole gold answer at once (:meth:`Template.target`).
 * Step-by-step agents (ReAct: one call per turn) get the n-th gold call on their n-th turn and the
   final answer once the gold calls are used up (``stepwise=True``).
+* DEER's teacher-forced second round (a raw prompt ending in the gold pool and ``#``) gets the
+  rest of the gold chain.
+
+Model strings: ``oracle`` (or ``oracle:``); ``oracle:?latency=0.05`` answers after 50 ms.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from typing import Any
 
@@ -34,9 +39,13 @@ class OracleModel(Model):
     supports_constraints = False
     max_concurrency = 8
 
-    def __init__(self, *, stepwise: bool = False, name: str = "oracle") -> None:
+    def __init__(
+        self, *, stepwise: bool = False, latency: float = 0.0, name: str = "oracle"
+    ) -> None:
         self.name = name
         self.stepwise = stepwise
+        #: seconds each answer takes (to watch progress, or to interrupt a run in tests)
+        self.latency = max(0.0, float(latency))
         self.template: Template | None = None
         self._instances: dict[str, Instance] = {}
 
@@ -86,6 +95,8 @@ class OracleModel(Model):
         return tpl.render_answer(inst.answer)
 
     async def request(self, req: ChatRequest) -> ModelOutput:
+        if self.latency:
+            await asyncio.sleep(self.latency)
         text = self.answer(req)
         for stop in req.options.stop:
             # like a real backend, the text ends at a stop string (which is not returned)
@@ -96,7 +107,7 @@ class OracleModel(Model):
         return ModelOutput(
             text=text,
             usage=Usage(prompt_tokens=words, completion_tokens=len(text.split())),
-            timings=Timings(total_s=0.0),
+            timings=Timings(total_s=self.latency),
             finish_reason="stop",
             tag=req.tag,
         )
@@ -108,5 +119,7 @@ def _assistant_turns(messages: list[dict[str, Any]]) -> int:
 
 @register_provider("oracle")
 def _oracle_provider(spec: ModelSpec, **options: Any) -> Model:
-    opts = merge_options(spec, options, ["stepwise"])
-    return OracleModel(stepwise=bool(opts.get("stepwise", False)))
+    opts = merge_options(spec, options, ["stepwise", "latency"])
+    return OracleModel(
+        stepwise=bool(opts.get("stepwise", False)), latency=float(opts.get("latency", 0.0))
+    )

@@ -116,27 +116,31 @@ class CallPolicy(BaseModel):
         use_gold_count: bool = False,
         max_calls: int = 8,
     ) -> CallPolicy:
-        """The policy a task implies: single-call categories get exactly one call.
+        """The policy a task implies: single-call tasks get exactly one call.
 
-        BFCL ``simple*`` / ``multiple`` allow one call, ``parallel*`` several; ``irrelevance``
-        (and DEER-style decision data) allow a no-call.  ``use_gold_count`` bounds the array by
-        the gold count exactly (an oracle setting for ablations: it reads the answer key).
+        BFCL ``simple*`` / ``multiple`` (one call among several functions) allow one call,
+        ``parallel*`` several; Seal-Tools ``single`` one call, ``multiple`` / ``nested`` several;
+        DEER one call.  ``irrelevance`` and DEER-style decision data allow a no-call.
+        ``use_gold_count`` bounds the array by the gold count exactly (an oracle setting for
+        ablations: it reads the answer key).
         """
         category = (instance.category or "").lower()
-        relevance_unknown = "irrelevance" in category or "relevance" in category
         no_call = allow_no_call
         if no_call is None:
-            no_call = relevance_unknown or instance.decision in (
-                Decision.NO_CALL,
-                Decision.NO_SEARCH,
+            no_call = (
+                "relevance" in category
+                or instance.source == "deer"
+                or instance.decision in (Decision.NO_CALL, Decision.NO_SEARCH)
             )
-            no_call = no_call or instance.source == "deer"
         n_gold = len(instance.gold)
         if use_gold_count and n_gold:
             return cls(allow_no_call=no_call, max_calls=n_gold, exact_calls=n_gold > 1)
-        multi = "parallel" in category or (not category and n_gold > 1)
-        if instance.source == "seal-tools" and not category:
-            multi = True
+        if instance.source == "bfcl" or category.startswith(("simple", "parallel", "irrelevance")):
+            multi = "parallel" in category
+        elif instance.source == "deer":
+            multi = False
+        else:
+            multi = category != "single"
         return cls(allow_no_call=no_call, max_calls=max_calls if multi else 1)
 
 

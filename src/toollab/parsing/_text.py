@@ -11,6 +11,7 @@ import ast
 import json
 import math
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,14 +27,25 @@ DECODE_ERRORS = (ValueError, TypeError, SyntaxError, RecursionError, MemoryError
 # -- text hygiene ------------------------------------------------------------------------------
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def scrub(text: str) -> str:
-    """``text`` without lone UTF-16 surrogates (replaced by U+FFFD), so it can always be
-    written as UTF-8.  Other characters, including null bytes, are kept."""
+    """``text`` with each lone UTF-16 surrogate replaced by U+FFFD, so it can always be written
+    as UTF-8.  Other characters, including null bytes, are kept."""
     try:
         text.encode("utf-8")
         return text
     except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        return _SURROGATE.sub("\ufffd", text)
+
+
+def parse_python(source: str) -> ast.Expression:
+    """``ast.parse(source, mode="eval")`` with its warnings (invalid escape sequences, ...)
+    silenced, so results do not depend on the warning filters in force."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(source, mode="eval")
 
 
 def clip(text: str, limit: int = 120) -> str:
@@ -47,22 +59,6 @@ def strip_or_none(text: str | None) -> str | None:
         return None
     text = text.strip()
     return text or None
-
-
-_FENCE_OPEN = re.compile(r"^```[A-Za-z0-9_+-]*[ \t]*\n?")
-
-
-def strip_code_fence(text: str) -> str:
-    """Remove one surrounding Markdown code fence (```` ```json ... ``` ````), if present."""
-    s = text.strip()
-    if not s.startswith("```"):
-        return s
-    m = _FENCE_OPEN.match(s)
-    body = s[m.end() :] if m else s[3:]
-    end = body.rfind("```")
-    if end != -1:
-        body = body[:end]
-    return body.strip()
 
 
 # -- bracket matching --------------------------------------------------------------------------
@@ -191,7 +187,9 @@ def load_literal(text: str, limit: int | None = MAX_AST_CHARS) -> tuple[bool, An
     if reason:
         return False, None, reason
     try:
-        return True, ast.literal_eval(text.strip()), ""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return True, ast.literal_eval(text.strip()), ""
     except DECODE_ERRORS as exc:
         return False, None, f"not a Python literal: {clip(str(exc) or type(exc).__name__, 160)}"
 
@@ -259,7 +257,9 @@ def make_call(
     ``arguments`` may be a dict, ``None`` (no arguments) or a JSON string holding an object.
     """
     if not isinstance(name, str) or not name.strip():
-        raise CallShapeError(f"{where}: the tool name must be a non-empty string, got {_show(name)}")
+        raise CallShapeError(
+            f"{where}: the tool name must be a non-empty string, got {_show(name)}"
+        )
     if arguments is None:
         arguments = {}
     if isinstance(arguments, str):
@@ -365,9 +365,12 @@ def _safe_pow(base: Any, exp: Any) -> Any:
 
 def _check_repeat(a: Any, b: Any) -> None:
     for seq, count in ((a, b), (b, a)):
-        if isinstance(seq, str | bytes | list | tuple) and isinstance(count, int):
-            if len(seq) * max(count, 0) > MAX_SEQ_LEN:
-                raise UnsafeExpression("repetition too large")
+        if (
+            isinstance(seq, str | bytes | list | tuple)
+            and isinstance(count, int)
+            and len(seq) * max(count, 0) > MAX_SEQ_LEN
+        ):
+            raise UnsafeExpression("repetition too large")
 
 
 def _check_size(value: Any) -> None:

@@ -8,7 +8,7 @@ output is data to score.
 from __future__ import annotations
 
 from collections.abc import Callable
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -17,7 +17,7 @@ from toollab.errors import UsageError, did_you_mean
 from toollab.schema import Decision, ToolCall
 
 
-class ParseStatus(str, Enum):
+class ParseStatus(StrEnum):
     CALLS = "calls"
     NO_CALL = "no_call"
     ERROR = "error"

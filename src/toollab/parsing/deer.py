@@ -40,6 +40,7 @@ from toollab.parsing._text import (
     clip,
     dotted_name,
     make_call,
+    parse_python,
     scrub,
     strip_or_none,
     too_long_for_ast,
@@ -152,7 +153,7 @@ def _parse_one_call(src: str) -> tuple[ast.Call | None, str]:
     if too_long:
         return None, too_long
     try:
-        tree = ast.parse(src, mode="eval")
+        tree = parse_python(src)
     except DECODE_ERRORS as exc:
         return None, clip(str(exc) or type(exc).__name__, 100)
     body = tree.body
@@ -224,5 +225,7 @@ class DeerParser:
         details.update(extra)
         thought = strip_or_none(opening)
         if call is None:
-            return ParseResult.fail(reason, decision=Decision.CALL, thought=thought, details=details)
+            return ParseResult.fail(
+                reason, decision=Decision.CALL, thought=thought, details=details
+            )
         return ParseResult.ok([call], decision=Decision.CALL, thought=thought, details=details)

@@ -110,11 +110,7 @@ def outside_text(text: str, spans: list[Span]) -> str | None:
         pieces.append(text[pos : span.start])
         pos = len(text) if span.end is None else span.end + 1
     pieces.append(text[pos:])
-    kept = [
-        line
-        for line in "".join(pieces).splitlines()
-        if not line.strip().startswith("```")
-    ]
+    kept = [line for line in "".join(pieces).splitlines() if not line.strip().startswith("```")]
     return strip_or_none("\n".join(kept))
 
 
@@ -147,7 +143,9 @@ class JsonCallParser:
             try:
                 found, answer, empty = calls_from_value(value, where)
             except (CallShapeError, RecursionError) as exc:
-                problems.append(str(exc) if isinstance(exc, CallShapeError) else f"{where}: too deep")
+                problems.append(
+                    str(exc) if isinstance(exc, CallShapeError) else f"{where}: too deep"
+                )
                 continue
             calls.extend(found)
             explicit_empty = explicit_empty or empty

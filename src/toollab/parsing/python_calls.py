@@ -35,6 +35,7 @@ from toollab.parsing._text import (
     clip,
     dotted_name,
     make_call,
+    parse_python,
     safe_arith,
     scrub,
     strip_or_none,
@@ -106,7 +107,7 @@ def _decode(
     if too_long:
         raise BfclDecodeError(DECODER_FAILED, too_long)
     try:
-        tree = ast.parse(source, mode="eval")
+        tree = parse_python(source)
     except DECODE_ERRORS as exc:
         raise BfclDecodeError(DECODER_FAILED, f"invalid syntax: {clip(str(exc), 160)}") from None
     body = tree.body
@@ -150,7 +151,8 @@ def resolve_value(node: ast.AST) -> Any:
         operand = node.operand
         if not isinstance(operand, ast.Constant):
             raise _Unsupported(f"unary operator on {type(operand).__name__}")
-        return -operand.value  # BFCL negates whatever the operator is
+        value: Any = operand.value
+        return -value  # BFCL negates whatever the operator is
     if isinstance(node, ast.List):
         return [resolve_value(v) for v in node.elts]
     if isinstance(node, ast.Dict):
@@ -195,10 +197,10 @@ class PythonCallParser:
         try:
             decoded, positional = _decode(text, MAX_AST_CHARS)
         except BfclDecodeError as exc:
-            details = {"bfcl_error": exc.error_type}
+            failure = {"bfcl_error": exc.error_type}
             if exc.error_type == DECODER_FAILED and not _CALL_LIKE.search(text):
-                return ParseResult.no_call(strip_or_none(text), details=details)
-            return ParseResult.fail(str(exc), details=details)
+                return ParseResult.no_call(strip_or_none(text), details=failure)
+            return ParseResult.fail(str(exc), details=failure)
         if not decoded:
             return ParseResult.no_call(None, details={"empty_call_list": True})
         try:
@@ -207,7 +209,5 @@ class PythonCallParser:
             return ParseResult.fail(str(exc) or "call arguments nested too deeply")
         details: dict[str, Any] = {}
         if any(positional):
-            details["positional_args"] = {
-                str(i): n for i, n in enumerate(positional) if n
-            }
+            details["positional_args"] = {str(i): n for i, n in enumerate(positional) if n}
         return ParseResult.ok(calls, details=details)

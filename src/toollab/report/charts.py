@@ -55,16 +55,18 @@ def grouped_bars(
 
     groups = list(groups)[:MAX_GROUPS]
     n_series = len(series)
-    height = max(1.6, 0.32 * len(groups) * max(1, n_series) * 0.75 + 0.9)
+    height = max(1.6, len(groups) * (0.26 + 0.16 * n_series) + 0.9)
     with matplotlib.rc_context(
         {"svg.fonttype": "none", "svg.hashsalt": salt, "font.size": 9, "font.family": "sans-serif"}
     ):
         fig, ax = plt.subplots(figsize=(7.2, height))
         bar_h = 0.8 / n_series
         for s, (label, values) in enumerate(series):
-            ys = [g + (n_series - 1 - s) * bar_h - 0.4 + bar_h / 2 for g in range(len(groups))]
+            ys = [g - 0.4 + bar_h * (s + 0.5) for g in range(len(groups))]
             vals = [v if isinstance(v, int | float) else 0.0 for v in list(values)[: len(groups)]]
-            bars = ax.barh(ys, vals, height=bar_h * 0.92, color=PALETTE[s % len(PALETTE)], label=label)
+            bars = ax.barh(
+                ys, vals, height=bar_h * 0.92, color=PALETTE[s % len(PALETTE)], label=label
+            )
             for bar, v in zip(bars, list(values)[: len(groups)], strict=False):
                 if isinstance(v, int | float):
                     text = f"{v:.3f}" if fraction else f"{int(v)}"
@@ -83,12 +85,20 @@ def grouped_bars(
         if fraction:
             ax.set_xlim(0, 1.12)
         else:
-            top = max((v for _, vals in series for v in vals if isinstance(v, int | float)), default=1)
+            top = max(
+                (v for _, vals in series for v in vals if isinstance(v, int | float)), default=1
+            )
             ax.set_xlim(0, max(1.0, float(top)) * 1.15)
         ax.spines[["top", "right"]].set_visible(False)
         ax.grid(axis="x", color="#dddddd", linewidth=0.6)
         ax.set_axisbelow(True)
         if n_series > 1:
-            ax.legend(loc="lower right", fontsize=8, frameon=False)
+            ax.legend(
+                loc="lower left",
+                bbox_to_anchor=(0.0, 1.0),
+                ncol=min(n_series, 4),
+                fontsize=8,
+                frameon=False,
+            )
         fig.tight_layout()
         return _svg(fig, salt)

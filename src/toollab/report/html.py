@@ -20,6 +20,7 @@ from toollab.report.runs import (
     error_table,
     fmt_seconds,
     fmt_value,
+    runs_with,
     scorer_metrics,
 )
 
@@ -80,9 +81,7 @@ def _overview(runs: list[RunView]) -> str:
 def _summary(runs: list[RunView]) -> str:
     rows = []
     for scorer, names in scorer_metrics(runs):
-        rows.append(
-            f'<tr><td class="scorer" colspan="{len(runs) + 1}">{_e(scorer)}</td></tr>'
-        )
+        rows.append(f'<tr><td class="scorer" colspan="{len(runs) + 1}">{_e(scorer)}</td></tr>')
         for name in names:
             values = [r.metrics.get(scorer, {}).get(name) for r in runs]
             texts = [r.metric(scorer, name) for r in runs]
@@ -104,16 +103,31 @@ def _counts(runs: list[RunView]) -> str:
     for key, label in COUNT_FIELDS:
         values = [r.counts.get(key) for r in runs]
         texts = [fmt_value(v) for v in values]
-        rows.append(f"<tr><th>{_e(label)}</th>" + "".join(f'<td class="num">{_e(t)}</td>' for t in texts) + "</tr>")
+        rows.append(
+            f"<tr><th>{_e(label)}</th>"
+            + "".join(f'<td class="num">{_e(t)}</td>' for t in texts)
+            + "</tr>"
+        )
     for key, label in (
         ("instance_s_mean", "time per instance (mean)"),
         ("instance_s_p95", "time per instance (p95)"),
     ):
         texts = [fmt_seconds(r.timing.get(key)) for r in runs]
-        rows.append(f"<tr><th>{_e(label)}</th>" + "".join(f'<td class="num">{_e(t)}</td>' for t in texts) + "</tr>")
-    for key, label in (("prompt_tokens", "prompt tokens"), ("completion_tokens", "completion tokens")):
+        rows.append(
+            f"<tr><th>{_e(label)}</th>"
+            + "".join(f'<td class="num">{_e(t)}</td>' for t in texts)
+            + "</tr>"
+        )
+    for key, label in (
+        ("prompt_tokens", "prompt tokens"),
+        ("completion_tokens", "completion tokens"),
+    ):
         texts = [fmt_value(r.timing.get(key)) for r in runs]
-        rows.append(f"<tr><th>{_e(label)}</th>" + "".join(f'<td class="num">{_e(t)}</td>' for t in texts) + "</tr>")
+        rows.append(
+            f"<tr><th>{_e(label)}</th>"
+            + "".join(f'<td class="num">{_e(t)}</td>' for t in texts)
+            + "</tr>"
+        )
     return f"<table><tr><th></th>{_run_header(runs)}</tr>{''.join(rows)}</table>"
 
 
@@ -124,12 +138,13 @@ def _chart(svg: str | None) -> str:
 def _categories(runs: list[RunView]) -> str:
     parts = []
     for i, (scorer, _names) in enumerate(scorer_metrics(runs)):
-        name, groups, values = breakdown_table(runs, scorer)
+        scored = runs_with(runs, scorer)
+        name, groups, values = breakdown_table(scored, scorer)
         if name is None or not groups:
             continue
         svg = charts.grouped_bars(
             groups,
-            [(r.label, [row[j] for row in values]) for j, r in enumerate(runs)],
+            [(r.label, [row[j] for row in values]) for j, r in enumerate(scored)],
             xlabel=name,
             salt=f"cat{i}",
         )
@@ -139,7 +154,7 @@ def _categories(runs: list[RunView]) -> str:
         )
         parts.append(
             f"<h3>{_e(scorer)} — {_e(name)} by category</h3>{_chart(svg)}"
-            f"<table><tr><th>category</th>{_run_header(runs)}</tr>{rows}</table>"
+            f"<table><tr><th>category</th>{_run_header(scored)}</tr>{rows}</table>"
         )
     return "".join(parts) or "<p class='note'>No per-category figures in these runs.</p>"
 
@@ -147,25 +162,24 @@ def _categories(runs: list[RunView]) -> str:
 def _errors(runs: list[RunView]) -> str:
     parts = []
     for i, (scorer, _names) in enumerate(scorer_metrics(runs)):
-        kinds, counts = error_table(runs, scorer)
+        scored = runs_with(runs, scorer)
+        kinds, counts = error_table(scored, scorer)
         if not kinds:
             continue
         svg = charts.grouped_bars(
             kinds,
-            [(r.label, [row[j] for row in counts]) for j, r in enumerate(runs)],
+            [(r.label, [row[j] for row in counts]) for j, r in enumerate(scored)],
             xlabel="instances",
             salt=f"err{i}",
             fraction=False,
         )
         rows = "".join(
-            f"<tr><td>{_e(k)}</td>"
-            + _num_cells([-c for c in row], [str(c) for c in row])
-            + "</tr>"
+            f"<tr><td>{_e(k)}</td>" + _num_cells([-c for c in row], [str(c) for c in row]) + "</tr>"
             for k, row in zip(kinds, counts, strict=True)
         )
         parts.append(
             f"<h3>{_e(scorer)}</h3>{_chart(svg)}"
-            f"<table><tr><th>error type</th>{_run_header(runs)}</tr>{rows}</table>"
+            f"<table><tr><th>error type</th>{_run_header(scored)}</tr>{rows}</table>"
         )
     return "".join(parts) or "<p class='note'>No errors recorded.</p>"
 

@@ -10,6 +10,7 @@ from toollab.report.runs import (
     error_table,
     fmt_seconds,
     fmt_value,
+    runs_with,
     scorer_metrics,
 )
 
@@ -39,7 +40,10 @@ def render_markdown(runs: list[RunView], title: str = "toollab evaluation report
             rows.append([f"{scorer} · {name}", *(r.metric(scorer, name) for r in runs)])
     lines += _table(["figure", *labels], rows) if rows else ["No scorer applied to these runs."]
     if any(r.ci95 for r in runs):
-        lines += ["", "Means over repeats ± half-width of the 95 % confidence interval (Student's t)."]
+        lines += [
+            "",
+            "Means over repeats ± half-width of the 95 % confidence interval (Student's t).",
+        ]
 
     lines += ["", "## Runs", ""]
     rows = [[label, *(fmt_value(r.config.get(key)) for r in runs)] for key, label in RUN_FIELDS]
@@ -47,22 +51,34 @@ def render_markdown(runs: list[RunView], title: str = "toollab evaluation report
 
     lines += ["", "## Counts and timing", ""]
     rows = [[label, *(fmt_value(r.counts.get(key)) for r in runs)] for key, label in COUNT_FIELDS]
-    rows.append(["time per instance (mean)", *(fmt_seconds(r.timing.get("instance_s_mean")) for r in runs)])
+    rows.append(
+        ["time per instance (mean)", *(fmt_seconds(r.timing.get("instance_s_mean")) for r in runs)]
+    )
     lines += _table(["", *labels], rows)
 
     for scorer, _names in scorer_metrics(runs):
-        name, groups, values = breakdown_table(runs, scorer)
-        if name is not None and groups:
-            lines += ["", f"## {scorer}: {name} by category", ""]
+        scored = runs_with(runs, scorer)
+        scored_labels = [r.label for r in scored]
+        figure, groups, values = breakdown_table(scored, scorer)
+        if figure is not None and groups:
+            lines += ["", f"## {scorer}: {figure} by category", ""]
             lines += _table(
-                ["category", *labels],
-                [[g, *(fmt_value(v) for v in vals)] for g, vals in zip(groups, values, strict=True)],
+                ["category", *scored_labels],
+                [
+                    [g, *(fmt_value(v) for v in vals)]
+                    for g, vals in zip(groups, values, strict=True)
+                ],
             )
-        kinds, counts = error_table(runs, scorer)
+        kinds, counts = error_table(scored, scorer)
         if kinds:
             lines += ["", f"## {scorer}: error types", ""]
             shown = list(zip(kinds, counts, strict=True))[:MAX_ERROR_ROWS]
-            lines += _table(["error type", *labels], [[k, *map(str, row)] for k, row in shown])
+            lines += _table(
+                ["error type", *scored_labels], [[k, *map(str, row)] for k, row in shown]
+            )
             if len(kinds) > MAX_ERROR_ROWS:
-                lines += ["", f"({len(kinds) - MAX_ERROR_ROWS} more error types in the HTML report)"]
+                lines += [
+                    "",
+                    f"({len(kinds) - MAX_ERROR_ROWS} more error types in the HTML report)",
+                ]
     return "\n".join(lines) + "\n"

@@ -115,7 +115,9 @@ def load_run(path: str | Path) -> RunView:
     results = read_json(results_path)
     config = read_json(p / RUN_JSON) if (p / RUN_JSON).is_file() else dict(results.get("run") or {})
     if not isinstance(results.get("metrics"), dict):
-        raise InputError("not a toollab results file: it has no 'metrics' object", path=results_path)
+        raise InputError(
+            "not a toollab results file: it has no 'metrics' object", path=results_path
+        )
     return RunView(path=p, label=p.name or str(p), config=config, results=results)
 
 
@@ -151,6 +153,11 @@ def scorer_metrics(runs: list[RunView]) -> list[tuple[str, list[str]]]:
     return list(out.items())
 
 
+def runs_with(runs: list[RunView], scorer: str) -> list[RunView]:
+    """The runs that were scored by ``scorer``."""
+    return [r for r in runs if scorer in r.metrics]
+
+
 def headline(figures: dict[str, Any]) -> str | None:
     """The figure that represents a breakdown group."""
     for name in HEADLINE_ORDER:
@@ -162,7 +169,9 @@ def headline(figures: dict[str, Any]) -> str | None:
     return None
 
 
-def breakdown_table(runs: list[RunView], scorer: str) -> tuple[str | None, list[str], list[list[Any]]]:
+def breakdown_table(
+    runs: list[RunView], scorer: str
+) -> tuple[str | None, list[str], list[list[Any]]]:
     """(figure name, groups, values[group][run]) for a scorer's per-category breakdown."""
     groups: list[str] = []
     name: str | None = None

@@ -105,8 +105,7 @@ class Retriever(ABC):
         k = min(check_k(k), len(self.tools))
         results = self._search([q if isinstance(q, str) else str(q) for q in queries], k)
         return [
-            [Hit(self.tools[i], float(s), r + 1) for r, (i, s) in enumerate(res)]
-            for res in results
+            [Hit(self.tools[i], float(s), r + 1) for r, (i, s) in enumerate(res)] for res in results
         ]
 
 

@@ -27,8 +27,12 @@ class BM25Retriever(Retriever):
     def _build(self, texts: list[str]) -> None:
         import bm25s
 
-        self._tokenizer = bm25s.tokenization.Tokenizer(stopwords=self.stopwords, splitter=r"(?u)\b\w+\b")
-        tokens = self._tokenizer.tokenize([_analyse(t) for t in texts], return_as="tuple", show_progress=False)
+        self._tokenizer = bm25s.tokenization.Tokenizer(
+            stopwords=self.stopwords, splitter=r"(?u)\b\w+\b"
+        )
+        tokens = self._tokenizer.tokenize(
+            [_analyse(t) for t in texts], return_as="tuple", show_progress=False
+        )
         self._bm25 = bm25s.BM25(k1=self.k1, b=self.b)
         self._bm25.index(tokens, show_progress=False)
 

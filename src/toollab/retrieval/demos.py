@@ -18,10 +18,14 @@ from toollab.schema import Instance, Tool
 
 
 class DemoRetriever:
-    def __init__(self, examples: Sequence[Instance], method: Literal["bm25", "dense"] = "bm25") -> None:
+    def __init__(
+        self, examples: Sequence[Instance], method: Literal["bm25", "dense"] = "bm25"
+    ) -> None:
         self.examples = [e for e in examples if e.gold]
         if not self.examples:
-            raise InputError("the demonstration pool is empty: it needs solved examples (with gold calls)")
+            raise InputError(
+                "the demonstration pool is empty: it needs solved examples (with gold calls)"
+            )
         # index the example queries as pseudo-tools so the tool retrievers serve demos too
         docs = [Tool(name=f"demo-{i}", description=e.query) for i, e in enumerate(self.examples)]
         from toollab.retrieval.base import get_retriever

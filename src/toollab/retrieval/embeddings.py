@@ -37,7 +37,9 @@ def _bundled_minilm_path() -> str:
 class Embedder:
     """Normalised sentence embeddings (float32, unit length), cached by content."""
 
-    def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = 64, cache: bool = True) -> None:
+    def __init__(
+        self, model: str = DEFAULT_MODEL, batch_size: int = 64, cache: bool = True
+    ) -> None:
         self.model_id = model
         self.batch_size = batch_size
         self.cache = cache

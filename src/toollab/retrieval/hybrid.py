@@ -11,7 +11,9 @@ from toollab.retrieval.bm25 import BM25Retriever
 from toollab.retrieval.dense import DenseRetriever
 
 
-def rrf(rankings: list[list[int]], weights: list[float] | None = None, c: float = 60.0) -> list[tuple[int, float]]:
+def rrf(
+    rankings: list[list[int]], weights: list[float] | None = None, c: float = 60.0
+) -> list[tuple[int, float]]:
     """Fuse rankings of item indices; best first, ties by first appearance."""
     weights = weights or [1.0] * len(rankings)
     scores: dict[int, float] = {}

@@ -91,12 +91,18 @@ class CandidateSampler:
         self.k, self.seed, self.small_cluster = k, seed, small_cluster
         self.clusters = clusters
         self._index = {t.name: i for i, t in enumerate(self.tools)}
-        if clusters is not None and [t.name for t in clusters.tools] != [t.name for t in self.tools]:
+        if clusters is not None and [t.name for t in clusters.tools] != [
+            t.name for t in self.tools
+        ]:
             raise InputError("the clusters were fitted on a different tool pool")
 
     # -- one toolset ----------------------------------------------------------------------
     def sample(
-        self, gold: str, mode: Mode = "random", with_gold: bool = True, rng: np.random.RandomState | None = None
+        self,
+        gold: str,
+        mode: Mode = "random",
+        with_gold: bool = True,
+        rng: np.random.RandomState | None = None,
     ) -> list[Tool]:
         if gold not in self._index:
             raise InputError(f"gold tool {gold!r} is not in the pool")
@@ -177,11 +183,15 @@ class CandidateSampler:
 
     @staticmethod
     def modes_for(
-        with_gold: Sequence[bool], mode: Mode | Literal["mix"] = "mix", ratio: dict[Mode, float] | None = None
+        with_gold: Sequence[bool],
+        mode: Mode | Literal["mix"] = "mix",
+        ratio: dict[Mode, float] | None = None,
     ) -> list[Mode]:
         if mode != "mix":
             if mode not in MODES:
-                raise UsageError(f"unknown sampling mode {mode!r}; known: {', '.join((*MODES, 'mix'))}")
+                raise UsageError(
+                    f"unknown sampling mode {mode!r}; known: {', '.join((*MODES, 'mix'))}"
+                )
             return [mode] * len(with_gold)
         ratio = ratio or DEER_MIX
         total = sum(ratio.values())

@@ -152,7 +152,8 @@ def _link_value(value: Any, producers: dict[str, tuple[int, str | None]]) -> Any
     if isinstance(value, Ref):
         if value.label in producers:
             idx, field = producers[value.label]
-            return Ref(value.label, idx, field)
+            # a field the reference already names wins over the positional one
+            return Ref(value.label, idx, value.field if value.field is not None else field)
         return value
     if isinstance(value, str) and value in producers:
         idx, field = producers[value]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -11,7 +11,7 @@ from toollab.schema.call import GoldCall, ToolCall, is_nested
 from toollab.schema.tool import Tool
 
 
-class Decision(str, Enum):
+class Decision(StrEnum):
     """DEER's decision branches."""
 
     NO_SEARCH = "NoSearch"  # answer from own knowledge, don't look at tools

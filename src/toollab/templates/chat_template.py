@@ -60,19 +60,23 @@ def gguf_chat_template(path: str | Path) -> str | None:
     if not p.is_file():
         raise InputError("GGUF file not found", path=p)
     try:
-        from gguf import GGUFReader
+        from llama_cpp import Llama
     except ImportError:
-        GGUFReader = None
-    if GGUFReader is not None:
-        field = GGUFReader(str(p)).fields.get("tokenizer.chat_template")
-        if field is None:
-            return None
-        return bytes(field.parts[field.data[0]]).decode("utf-8")
-    from llama_cpp import Llama
-
-    llm = Llama(model_path=str(p), vocab_only=True, verbose=False)
-    value = llm.metadata.get("tokenizer.chat_template")
-    return value if isinstance(value, str) else None
+        Llama = None
+    if Llama is not None:  # reads the metadata only (vocab_only), far faster than GGUFReader
+        llm = Llama(model_path=str(p), vocab_only=True, verbose=False)
+        value = llm.metadata.get("tokenizer.chat_template")
+        return value if isinstance(value, str) else None
+    try:
+        from gguf import GGUFReader
+    except ImportError as exc:
+        raise InputError(
+            "reading a GGUF chat template needs llama-cpp-python or gguf: pip install 'toollab[llama]'"
+        ) from exc
+    field = GGUFReader(str(p)).fields.get("tokenizer.chat_template")
+    if field is None:
+        return None
+    return bytes(field.parts[field.data[0]]).decode("utf-8")
 
 
 class ChatTemplate(Template):

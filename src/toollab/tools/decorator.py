@@ -379,6 +379,10 @@ def _returns_schema(fname: str, ann: Any, doc: Docstring) -> dict[str, Any] | No
 class ToolFunction:
     """A Python function with its :class:`Tool` schema; calling it calls the function."""
 
+    __name__: str
+    __qualname__: str
+    __wrapped__: Callable[..., Any]
+
     def __init__(
         self,
         fn: Callable[..., Any],

@@ -1,8 +1,9 @@
 """A tool pool: tool name → schema and (optionally) the Python callable that implements it.
 
-Pool files are JSON Lines (one tool per line) or a ``.json`` file holding a JSON list of tools.
-Each tool may be written in any format :func:`toollab.tools.formats.tool_from_record` reads
-(toollab, OpenAI, bare function dict, Seal-Tools).  :func:`validate_file` reports *every* problem
+Pool files are JSON Lines (one tool per line), a ``.json`` or ``.yaml`` file holding a list of
+tools, or a Python module of ``@tool`` functions (see :mod:`toollab.tools.sources`).  Each record
+may be written in any format :func:`toollab.tools.formats.tool_from_record` reads (toollab, OpenAI,
+bare function dict, Seal-Tools).  :func:`validate_file` reports *every* problem
 of a file with its line; :meth:`ToolPool.load` raises :class:`PoolFileError` when there is any.
 :meth:`ToolPool.save` writes toollab's own format atomically (a crash never leaves half a file).
 """
@@ -22,6 +23,7 @@ from toollab.errors import InputError, ToolSchemaError, UnknownToolError, UsageE
 from toollab.schema import Tool, ToolCall
 from toollab.tools.decorator import ToolFunction
 from toollab.tools.formats import FORMATS, record_format, tool_from_record, tool_to_record
+from toollab.tools.sources import YAML_SUFFIXES, Record, python_tools, yaml_records
 from toollab.tools.validation import check_tool_schema, validate_arguments, validate_call
 
 
@@ -91,7 +93,7 @@ def _line_of(text: str, offset: int) -> int:
 
 
 #: ``(line, item in a JSON list, decoded value, problem)``
-_Record = tuple[int | None, int | None, Any, str | None]
+_Record = Record
 
 
 def _records(path: Path, text: str) -> Iterator[_Record]:
@@ -177,8 +179,16 @@ def read_pool_file(
 ) -> tuple[list[tuple[int, Tool]], list[Problem]]:
     """Every tool of a pool file with its line, and every problem found on the way.
 
-    ``fmt`` (``toollab``, ``openai``, ``seal-tools``) requires every record to be in that format;
-    ``None`` or ``"auto"`` accepts any."""
+    ``fmt`` (``toollab``, ``openai``, ``seal-tools``) requires every JSON/YAML record to be in that
+    format; ``None`` or ``"auto"`` accepts any.  A ``.py`` file is imported and its ``@tool``
+    functions are the tools (see :mod:`toollab.tools.sources`)."""
+    found, problems = _read(path, fmt)
+    return [(line, t) for line, t, _ in found], problems
+
+
+def _read(
+    path: str | Path, fmt: str | None
+) -> tuple[list[tuple[int, Tool, ToolFunction | None]], list[Problem]]:
     fmt = check_format(fmt)
     p = Path(path)
     shown = str(path)
@@ -186,22 +196,52 @@ def read_pool_file(
         return [], [Problem(shown, None, "no such file")]
     if p.is_dir():
         return [], [Problem(shown, None, "is a directory, not a tool pool file")]
+    if p.suffix.lower() == ".py":
+        return _read_python(p, shown)
     try:
         text = p.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         return [], [Problem(shown, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})")]
     except OSError as exc:
         return [], [Problem(shown, None, f"cannot read: {exc.strerror}")]
-    if p.suffix.lower() == ".json" and not text.lstrip().startswith("[") and text.strip():
+    records: Iterable[_Record] = _records(p, text)
+    if p.suffix.lower() in YAML_SUFFIXES:
+        records = yaml_records(text)
+    elif p.suffix.lower() == ".json" and not text.lstrip().startswith("[") and text.strip():
         try:
             whole = json.loads(text)
         except json.JSONDecodeError:
             whole = None
         if isinstance(whole, dict) and isinstance(whole.get("tools"), list):
-            return _check_records(
-                shown, _json_list_records(text, text.index('"tools"'), whole=False), fmt
+            records = _json_list_records(text, text.index('"tools"'), whole=False)
+    tools, problems = _check_records(shown, records, fmt)
+    return [(line, t, None) for line, t in tools], problems
+
+
+def _read_python(
+    p: Path, shown: str
+) -> tuple[list[tuple[int, Tool, ToolFunction | None]], list[Problem]]:
+    found, failures = python_tools(p)
+    problems = [Problem(shown, line, problem) for line, problem in failures]
+    out: list[tuple[int, Tool, ToolFunction | None]] = []
+    first: dict[str, int] = {}
+    for line, tf in found:
+        reasons = check_tool_schema(tf.tool)
+        problems.extend(Problem(shown, line, r, tf.tool.name) for r in reasons)
+        if tf.tool.name in first:
+            problems.append(
+                Problem(
+                    shown,
+                    line,
+                    f"duplicate tool name {tf.tool.name!r} (line {first[tf.tool.name]} and line {line})",
+                    tf.tool.name,
+                )
             )
-    return _check_records(shown, _records(p, text), fmt)
+            continue
+        first[tf.tool.name] = line
+        if not reasons:
+            out.append((line, tf.tool, tf))
+    return out, problems
 
 
 def _where(line: int | None, item: int | None) -> str:
@@ -224,7 +264,7 @@ def _check_records(
         try:
             if fmt is not None and record_format(record) != fmt:
                 raise ToolSchemaError(
-                    f"expected a {fmt} tool record, got a {record_format(record)} one"
+                    f"expected a tool in {fmt} format, found {record_format(record)} format"
                 )
             tool = tool_from_record(record)
         except ToolSchemaError as exc:
@@ -380,13 +420,17 @@ class ToolPool:
     # -- files ---------------------------------------------------------------------------------------
     @classmethod
     def load(cls, path: str | Path, *, fmt: str | None = None, parallel: bool = True) -> ToolPool:
-        """Read a JSONL or JSON-list pool file; :class:`PoolFileError` lists every problem."""
-        tools, problems = read_pool_file(path, fmt=fmt)
+        """Read a pool file (JSON Lines, a JSON or YAML list, or a Python module of ``@tool``
+        functions, which keep their implementations); :class:`PoolFileError` lists every problem."""
+        found, problems = _read(path, fmt)
         if problems:
             raise PoolFileError(problems)
         pool = cls(parallel=parallel)
-        for _, t in tools:
-            pool._entries[t.name] = PoolEntry(tool=t)
+        for _, t, tf in found:
+            if tf is None:
+                pool._entries[t.name] = PoolEntry(tool=t)
+            else:
+                pool.add(tf)
         return pool
 
     def save(self, path: str | Path) -> Path:

@@ -130,7 +130,8 @@ def schema_problems(
     """Every reason why ``schema`` is not a usable JSON Schema (``[]`` when it is)."""
     if not isinstance(schema, dict):
         return [f"{where} must be a JSON Schema object, got {json_kind(schema)}"]
-    reasons = [_schema_error_reason(e, where) for e in meta_schema_errors(schema)]
+    errors = sorted(meta_schema_errors(schema), key=lambda e: _path(e.absolute_path))
+    reasons = [_schema_error_reason(e, where) for e in errors]
     if not require_object:
         return reasons
     stype = schema.get("type")

@@ -1,6 +1,6 @@
 """ToolEyes scenario *application manipulation* (AM): a file workspace in a temporary directory.
 
-Files really live on disk, in a fresh temporary directory per environment; every path is
+Files really live on disk, in a temporary directory per environment (removed with it); every path is
 confined to it (absolute paths, ``..`` and symbolic links that leave the workspace are refused).
 The state is the workspace's content: ``{"file:notes/todo.txt": "...", "dir:reports": True}``,
 plus what was read (``"read:notes/todo.txt"``, ``"list:notes"``).
@@ -33,6 +33,11 @@ BASE_FILES = {
     "reports/q1.csv": "month,sales\nJan,120\nFeb,135\nMar,150\n",
     "drafts/letter.txt": "Dear Sam,\nthanks for the visit.\n",
 }
+
+
+def _base_text(rel: str, seed: int) -> str:
+    text = BASE_FILES[rel]
+    return text.replace("120", str(100 + seed % 50)) if rel.endswith(".csv") else text
 
 
 def confine(root: Path, path: str) -> Path:
@@ -75,17 +80,27 @@ class WorkspaceEnv(Environment):
 
     def reset(self, seed: int = 0) -> None:
         self.seed = seed
-        old = getattr(self, "_root", None)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-        self._root = Path(tempfile.mkdtemp(prefix="toollab-ws-")).resolve()
-        self._finalizer = weakref.finalize(self, shutil.rmtree, str(self._root), True)
-        for rel, text in BASE_FILES.items():
-            if rel.endswith(".csv"):
-                text = text.replace("120", str(100 + seed % 50))
-            f = self._root / rel
-            f.parent.mkdir(parents=True, exist_ok=True)
-            f.write_text(text, encoding="utf-8")
+        if getattr(self, "_root", None) is None:
+            self._root = Path(tempfile.mkdtemp(prefix="toollab-ws-")).resolve()
+            self._finalizer = weakref.finalize(self, shutil.rmtree, str(self._root), True)
+        base_dirs = {p.as_posix() for rel in BASE_FILES for p in PurePosixPath(rel).parents if str(p) != "."}
+        # remove what a previous program added (cheaper than a fresh directory per reset)
+        for p in sorted(self._root.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+            rel = p.relative_to(self._root).as_posix()
+            if p.is_symlink() or (p.is_file() and rel not in BASE_FILES):
+                p.unlink()
+            elif p.is_dir() and rel not in base_dirs:
+                shutil.rmtree(p, ignore_errors=True)
+        # rewrite only the base files a program touched (or whose seeded content differs)
+        fresh = not hasattr(self, "_written")
+        for rel in BASE_FILES:
+            text = _base_text(rel, seed)
+            if fresh or rel in self._touched or self._written.get(rel) != text or not (self._root / rel).is_file():
+                f = self._root / rel
+                f.parent.mkdir(parents=True, exist_ok=True)
+                f.write_text(text, encoding="utf-8")
+        self._written = {rel: _base_text(rel, seed) for rel in BASE_FILES}
+        self._touched: set[str] = set()
         self.reads: dict[str, Any] = {}
 
     @property
@@ -103,6 +118,9 @@ class WorkspaceEnv(Environment):
         out.update(self.reads)
         return out
 
+    def _touch(self, f: Path) -> None:
+        self._touched.add(f.relative_to(self._root).as_posix())
+
     def _file(self, path: str) -> Path:
         f = confine(self._root, path)
         if not f.is_file():
@@ -114,6 +132,7 @@ class WorkspaceEnv(Environment):
         if f.is_dir():
             raise EnvError(f"{path!r} is a directory", BAD_VALUE)
         f.parent.mkdir(parents=True, exist_ok=True)
+        self._touch(f)
         f.write_text(content, encoding="utf-8")
         return "created"
 
@@ -122,6 +141,7 @@ class WorkspaceEnv(Environment):
         text = f.read_text(encoding="utf-8")
         if text and not text.endswith("\n"):
             text += "\n"
+        self._touch(f)
         f.write_text(text + content + "\n", encoding="utf-8")
         return "appended"
 
@@ -132,7 +152,9 @@ class WorkspaceEnv(Environment):
         return text
 
     def do_delete_file(self, path: str) -> str:
-        self._file(path).unlink()
+        f = self._file(path)
+        self._touch(f)
+        f.unlink()
         return "deleted"
 
     def _target(self, source: Path, destination: str) -> Path:
@@ -144,6 +166,7 @@ class WorkspaceEnv(Environment):
 
     def do_move_file(self, source: str, destination: str) -> str:
         src = self._file(source)
+        self._touch(src)
         src.rename(self._target(src, destination))
         return "moved"
 
@@ -173,5 +196,6 @@ class WorkspaceEnv(Environment):
         text = f.read_text(encoding="utf-8")
         if old not in text:
             raise EnvError(f"{old!r} does not occur in {path!r}", BAD_VALUE)
+        self._touch(f)
         f.write_text(text.replace(old, new), encoding="utf-8")
         return "replaced"

@@ -15,6 +15,7 @@ Every scorer follows the same contract:
 from __future__ import annotations
 
 import fnmatch
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, ClassVar
 
@@ -48,7 +49,7 @@ class MetricResult(BaseModel):
         self.errors[kind] = self.errors.get(kind, 0) + n
 
 
-class Scorer:
+class Scorer(ABC):
     """Base class of every scorer.  Subclasses set the class attributes and implement
     :meth:`score`; :meth:`accepts` may be overridden for finer selection than ``formats``."""
 
@@ -65,10 +66,9 @@ class Scorer:
         src = instance.source or ""
         return any(fnmatch.fnmatchcase(src, pat) for pat in self.formats)
 
-    def score(
-        self, predictions: list[Prediction], instances: dict[str, Instance]
-    ) -> MetricResult:  # pragma: no cover - abstract
-        raise TypeError(f"scorer {self.name!r} does not implement score()")
+    @abstractmethod
+    def score(self, predictions: list[Prediction], instances: dict[str, Instance]) -> MetricResult:
+        """Score ``predictions`` (any order, unknown ids counted) against ``instances``."""
 
     # -- helpers for subclasses ------------------------------------------------------------
     def pairs(
@@ -92,11 +92,6 @@ class Scorer:
 
 def instance_key(pred: Prediction) -> str:
     return pred.id if not pred.repeat else f"{pred.id}@{pred.repeat}"
-
-
-def failed(pred: Prediction) -> bool:
-    """A prediction the run could not produce (backend error, crash) and that has no text."""
-    return bool(pred.error) and not pred.raw and not pred.steps
 
 
 def ratio(num: float, den: float) -> Number:

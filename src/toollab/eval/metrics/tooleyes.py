@@ -25,7 +25,6 @@ Action Inputs are read with ``ast.literal_eval`` where upstream uses ``eval``.
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from collections import defaultdict
@@ -44,47 +43,26 @@ from toollab.eval.metrics.judge import (
 )
 from toollab.eval.metrics.registry import MetricResult, Scorer, instance_key, mean, scorer
 from toollab.eval.record import Prediction
+from toollab.parsing._text import load_literal
+from toollab.parsing.react import tooleyes_segments
 from toollab.schema import Instance, Tool
 
-_THOUGHT = re.compile(r"Thought:.*?Action:", re.DOTALL)
-_ACTION = re.compile(r"Action:.*?Action Input:", re.DOTALL)
-_INPUT = re.compile(r"Action Input:.*", re.DOTALL)
 FAILED_ANSWER = "I cannot handle the task."
 FORCED_STOPS = ("trying too many times", "During execution, an error occurs.")
 ASSISTANT_ROLES = ("assistant", "model")
 BUILTIN_TOOLS = ("finish", "ask_to_user")
 
 
-def react_segments(text: str) -> tuple[str, str, str] | None:
-    """Upstream ``process_message``: (thought, action, action input), or ``None``."""
-    t = _THOUGHT.search(text)
-    a = _ACTION.search(text)
-    i = _INPUT.search(text)
-    if not (t and a and i):
-        return None
-    thought = t.group().replace("Action:", "").replace("Thought:", "").strip()
-    action = (
-        a.group().replace("\\n", "").replace("Action:", "").replace("Action Input:", "").strip()
-    )
-    action_input = i.group().replace("Action Input:", "").strip()
-    return thought, action, action_input
-
-
 def reasoning_format_ok(text: str) -> bool:
-    seg = react_segments(text)
+    """Upstream ``reasoning_format_check``: the three segments found, the action non-empty."""
+    seg = tooleyes_segments(text)
     return seg is not None and len(seg[1]) > 0
 
 
-def literal(text: str) -> tuple[bool, Any]:
-    try:
-        return True, ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return False, None
-
-
 def json_format_ok(text: str) -> bool:
-    seg = react_segments(text)
-    return seg is not None and literal(seg[2])[0]
+    """Upstream ``json_format_check``: the Action Input is a Python literal."""
+    seg = tooleyes_segments(text)
+    return seg is not None and load_literal(seg[2])[0]
 
 
 def _judge_thought(text: str) -> str:
@@ -160,7 +138,7 @@ def score_trace(turns: list[str], last_message: str, tools: dict[str, Tool | Non
         s.format_correct += 1
         s.tool_checked += 1
         s.match_turns.append(idx)
-        seg = react_segments(text)
+        seg = tooleyes_segments(text)
         assert seg is not None  # checked by reasoning_format_ok above
         action = seg[1]
         if action not in tools:
@@ -170,7 +148,7 @@ def score_trace(turns: list[str], last_message: str, tools: dict[str, Tool | Non
             continue
         if hallu_seen:
             continue  # upstream: no parameter check after a hallucinated tool
-        if _param_error(tools[action], literal(seg[2])[1]):
+        if _param_error(tools[action], load_literal(seg[2])[1]):
             s.param_err += 1
             s.errors.append("param_error")
     return s
@@ -211,10 +189,10 @@ def tool_document(inst: Instance) -> str:
 
 
 def _final_answer(text: str) -> str:
-    seg = react_segments(text.replace("\\\\", "\\").replace("{\n", "{").replace("\n}", "}"))
+    seg = tooleyes_segments(text.replace("\\\\", "\\").replace("{\n", "{").replace("\n}", "}"))
     if seg is None:
         return ""
-    ok, value = literal(seg[2])
+    ok, value, _ = load_literal(seg[2])
     if ok and isinstance(value, dict) and "answer" in value:
         return str(value["answer"])
     return seg[2]

@@ -1,0 +1,109 @@
+"""Tool layer speed: pool validation, argument validation, executor overhead and concurrency,
+sandbox cost.  Prints one JSON object.
+
+    python benchmarks/bench_tools.py --data ../shared/data
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from toollab.schema import ToolCall
+from toollab.tools import Executor, Sandbox, ToolPool, read_pool_file, validate_arguments
+
+
+def _median_time(fn: Any, repeat: int = 3) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument(
+        "--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data"
+    )
+    args = ap.parse_args()
+    seal = args.data / "seal-tools"
+    out: dict[str, Any] = {}
+
+    # 1. validate the Seal-Tools pool (parse + JSON Schema meta-check of 4076 tools)
+    tools, problems = read_pool_file(seal / "tool.jsonl")
+    out["seal_pool_tools"] = len(tools)
+    out["seal_pool_problems"] = len(problems)
+    out["seal_pool_validate_s"] = round(
+        _median_time(lambda: read_pool_file(seal / "tool.jsonl")), 3
+    )
+    pool = ToolPool(t for _, t in tools)
+
+    # 2. validate every gold call of the Seal-Tools test sets against its schema
+    calls: list[ToolCall] = []
+    for name in ("test_in_domain.jsonl", "test_out_domain.jsonl"):
+        for line in (seal / name).read_text(encoding="utf-8").splitlines():
+            rec = json.loads(line)
+            calls.extend(
+                Executor(pool).link(
+                    [
+                        ToolCall(name=c["api"], arguments=c["parameters"], outputs=c["responses"])
+                        for c in rec["calling"]
+                    ]
+                )
+            )
+    invalid = 0
+
+    def check_all() -> None:
+        nonlocal invalid
+        invalid = sum(1 for c in calls if validate_arguments(pool.tool(c.name), c.arguments))
+
+    secs = _median_time(check_all)
+    out["gold_calls"] = len(calls)
+    out["gold_calls_not_fitting_schema"] = invalid
+    out["argument_validation_calls_per_s"] = round(len(calls) / secs)
+
+    # 3. executor overhead: 500 trivial calls, concurrent and one at a time
+    tiny = ToolPool()
+
+    @tiny.register
+    def echo(x: int) -> int:
+        """Echo."""
+        return x
+
+    batch = [ToolCall(name="echo", arguments={"x": i}) for i in range(500)]
+    for label, parallel in (("concurrent", True), ("sequential", False)):
+        secs = _median_time(lambda p=parallel: Executor(tiny, parallel=p).execute(batch))
+        out[f"executor_overhead_ms_per_call_{label}"] = round(secs / len(batch) * 1000, 3)
+
+    # 4. concurrency: 8 independent tools sleeping 0.25 s each
+    sleepy = ToolPool()
+
+    @sleepy.register
+    def nap(seconds: float) -> float:
+        """Sleep."""
+        time.sleep(seconds)
+        return seconds
+
+    naps = [ToolCall(name="nap", arguments={"seconds": 0.25}) for _ in range(8)]
+    out["eight_0.25s_calls_wall_s"] = round(_median_time(lambda: Executor(sleepy).execute(naps)), 3)
+
+    # 5. sandbox: fork + limits + audit hook + JSON result, per call
+    with Sandbox(cpu_seconds=5, memory_mb=256, timeout=10) as box:
+        runs = []
+        for i in range(20):
+            t0 = time.perf_counter()
+            box.run_callable(len, "x" * i)
+            runs.append(time.perf_counter() - t0)
+        out["sandbox_call_ms_median"] = round(statistics.median(runs) * 1000, 2)
+        out["sandbox_network_isolation"] = box.network_isolation
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

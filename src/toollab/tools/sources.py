@@ -1,0 +1,97 @@
+"""Tool pool sources other than JSON: YAML files and Python modules of ``@tool`` functions.
+
+* ``.yaml`` / ``.yml``: a list of tool records (any format JSON pool files accept), or a mapping
+  with a ``tools`` list; each record is located by the line it starts on.
+* ``.py``: the module is imported (it is the user's own code) and every module-level ``@tool``
+  function becomes a tool *with its implementation*, located by its ``def`` line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import sys
+import traceback
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from toollab.tools.decorator import ToolFunction
+
+#: ``(line, item in a list, decoded value, problem)``, as for JSON pool files
+Record = tuple[int | None, int | None, Any, str | None]
+
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def yaml_records(text: str) -> Iterator[Record]:
+    """The tool records of a YAML document, each with the line it starts on."""
+    import yaml
+
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        yield line, None, None, f"malformed YAML: {problem}"
+        return
+    if root is None:
+        return
+    node, items = root, data
+    if (
+        isinstance(root, yaml.MappingNode)
+        and isinstance(data, dict)
+        and isinstance(data.get("tools"), list)
+    ):
+        node = next(v for k, v in root.value if k.value == "tools")
+        items = data["tools"]
+    if not isinstance(node, yaml.SequenceNode) or not isinstance(items, list):
+        yield (
+            root.start_mark.line + 1,
+            None,
+            None,
+            "a YAML tool file must hold a list of tools (or a 'tools' list)",
+        )
+        return
+    for i, (child, value) in enumerate(zip(node.value, items, strict=True), start=1):
+        yield child.start_mark.line + 1, i, value, None
+
+
+def python_tools(path: Path) -> tuple[list[tuple[int, ToolFunction]], list[tuple[int | None, str]]]:
+    """Import ``path`` and return its module-level ``@tool`` functions with their ``def`` lines,
+    or the ``(line, problem)`` that stopped the import."""
+    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
+    name = f"toollab_user_tools_{path.stem}_{digest}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        return [], [(None, "cannot be imported as a Python module")]
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        sys.modules.pop(name, None)
+        return [], [(exc.lineno, f"Python syntax error: {exc.msg}")]
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        line = None
+        for frame in traceback.extract_tb(exc.__traceback__):
+            if Path(frame.filename).resolve() == path.resolve():
+                line = frame.lineno
+        message = getattr(exc, "problem", None) or str(exc)
+        return [], [(line, f"importing the module failed: {type(exc).__name__}: {message}")]
+    found: list[tuple[int, ToolFunction]] = []
+    for value in vars(module).values():
+        if isinstance(value, ToolFunction):
+            try:
+                line = inspect.getsourcelines(value.fn)[1]
+            except (OSError, TypeError):
+                line = 0
+            found.append((line, value))
+    if not found:
+        return [], [(None, "the module defines no @tool functions")]
+    found.sort(key=lambda item: item[0])
+    return found, []

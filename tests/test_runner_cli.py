@@ -1,0 +1,165 @@
+"""``toollab eval`` and ``toollab score`` on the command line, bad input included."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from toollab.cli.main import app
+from toollab.eval.store import PREDICTIONS, RESULTS
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def seal_run(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("cli") / "run"
+    r = runner.invoke(
+        app,
+        [
+            "eval",
+            "--model",
+            "oracle",
+            "--data",
+            str(shared_data / "seal-tools"),
+            "--format",
+            "seal-tools",
+            "-o",
+            "splits=test_in_domain",
+            "--limit",
+            "15",
+            "--out",
+            str(out),
+            "--json",
+        ],
+    )
+    assert r.exit_code == 0, r.stderr
+    data = json.loads(r.stdout)  # exactly one JSON object on stdout
+    assert data["out"] == str(out) and data["counts"]["predictions"] == 15
+    assert data["metrics"]["seal_tools"]["tool_f1"] == 1.0
+    return out
+
+
+def test_eval_human_output_goes_to_stderr(shared_data: Path, tmp_path: Path) -> None:
+    r = runner.invoke(
+        app,
+        [
+            "eval",
+            "-m",
+            "oracle",
+            "-d",
+            str(shared_data / "bfcl"),
+            "-f",
+            "bfcl",
+            "-o",
+            "categories=simple_python",
+            "-n",
+            "5",
+            "--out",
+            str(tmp_path / "run"),
+        ],
+    )
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == ""
+    assert "bfcl" in r.stderr and "results:" in r.stderr
+
+
+def test_score_rescores_with_no_model(seal_run: Path) -> None:
+    r = runner.invoke(app, ["score", str(seal_run / PREDICTIONS), "--json"])
+    assert r.exit_code == 0, r.stderr
+    scored = json.loads(r.stdout)
+    original = json.loads((seal_run / RESULTS).read_text())
+    assert scored["metrics"] == original["metrics"]
+    assert scored["breakdown"] == original["breakdown"]
+    assert scored["dataset"]["fingerprint"] == original["run"]["dataset"]
+    # a run directory works too, and --metrics narrows the scorers
+    r = runner.invoke(app, ["score", str(seal_run), "--metrics", "seal_tools_strict", "--json"])
+    assert r.exit_code == 0, r.stderr
+    assert list(json.loads(r.stdout)["metrics"]) == ["seal_tools_strict"]
+
+
+def test_score_writes_results_with_out(seal_run: Path, tmp_path: Path) -> None:
+    r = runner.invoke(app, ["score", str(seal_run / PREDICTIONS), "--out", str(tmp_path / "r.json")])
+    assert r.exit_code == 0, r.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["metrics"]["seal_tools"]["format_acc"] == 1.0
+
+
+def _copy_predictions(seal_run: Path, dest: Path, edit: object = None) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    lines = (seal_run / PREDICTIONS).read_text().splitlines()
+    if callable(edit):
+        lines = edit(lines)
+    (dest / PREDICTIONS).write_text("\n".join(lines) + "\n")
+    (dest / "run.json").write_text((seal_run / "run.json").read_text())
+    return dest / PREDICTIONS
+
+
+def test_score_unknown_ids_are_listed(seal_run: Path, tmp_path: Path) -> None:
+    def rename(lines: list[str]) -> list[str]:
+        out = []
+        for i, line in enumerate(lines):
+            rec = json.loads(line)
+            if i < 7:
+                rec["id"] = f"no-such-{i}"
+            out.append(json.dumps(rec))
+        return out
+
+    path = _copy_predictions(seal_run, tmp_path / "ids", rename)
+    r = runner.invoke(app, ["score", str(path)])
+    assert r.exit_code == 2
+    err = " ".join(r.stderr.split())
+    assert "7 prediction id(s) are not instances" in err
+    assert "'no-such-0'" in err and "'no-such-4'" in err and "and 2 more" in err
+
+
+def test_score_refuses_predictions_from_another_dataset(
+    seal_run: Path, shared_data: Path
+) -> None:
+    r = runner.invoke(
+        app,
+        ["score", str(seal_run / PREDICTIONS), "--data", str(shared_data / "bfcl"), "-f", "bfcl"],
+    )
+    assert r.exit_code == 2
+    err = " ".join(r.stderr.split())
+    assert "made on another dataset" in err and "fingerprint" in err
+
+
+def test_score_names_a_truncated_line(seal_run: Path, tmp_path: Path) -> None:
+    def cut(lines: list[str]) -> list[str]:
+        return [*lines[:4], lines[4][:40], *lines[5:]]
+
+    path = _copy_predictions(seal_run, tmp_path / "cut", cut)
+    r = runner.invoke(app, ["score", str(path)])
+    assert r.exit_code == 2
+    err = "".join(r.stderr.split())
+    assert f"{path}:5".replace(" ", "") in err and "truncated" in err
+
+
+def test_score_refuses_duplicates_and_non_predictions(seal_run: Path, tmp_path: Path) -> None:
+    path = _copy_predictions(seal_run, tmp_path / "dup", lambda lines: [*lines, lines[0]])
+    r = runner.invoke(app, ["score", str(path)])
+    assert r.exit_code == 2 and "more than once" in r.stderr
+    path = _copy_predictions(seal_run, tmp_path / "bad", lambda lines: [*lines[:2], '{"raw": 1}'])
+    r = runner.invoke(app, ["score", str(path)])
+    assert r.exit_code == 2 and ":3" in r.stderr and "not a prediction record" in r.stderr
+
+
+def test_score_without_run_json_needs_data(seal_run: Path, tmp_path: Path) -> None:
+    (tmp_path / PREDICTIONS).write_text((seal_run / PREDICTIONS).read_text())
+    r = runner.invoke(app, ["score", str(tmp_path / PREDICTIONS)])
+    assert r.exit_code == 2 and "--data" in r.stderr
+
+
+def test_eval_bad_flags_are_clear(shared_data: Path, tmp_path: Path) -> None:
+    base = ["eval", "-m", "oracle", "-d", str(shared_data / "seal-tools"), "--out", str(tmp_path / "r")]
+    r = runner.invoke(app, [*base, "-f", "seal-tool"])
+    assert r.exit_code == 2 and "seal-tools" in r.stderr
+    r = runner.invoke(app, [*base, "-f", "seal-tools", "--agent", "reactt"])
+    assert r.exit_code == 2 and "did you mean 'react'" in r.stderr
+    r = runner.invoke(app, [*base, "-f", "seal-tools", "--metrics", "nope"])
+    assert r.exit_code == 2 and "unknown scorer" in r.stderr
+    r = runner.invoke(app, [*base, "-f", "seal-tools", "--metrics", "bfcl", "-n", "2"])
+    assert r.exit_code == 2 and "does not apply" in r.stderr

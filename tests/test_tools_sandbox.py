@@ -1,0 +1,225 @@
+"""The sandbox: resource limits, confined working directory, no network."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from toollab.tools import Sandbox, SandboxError, SandboxViolation, resolve_path
+
+
+@pytest.fixture
+def box(tmp_path: Path) -> Iterator[Sandbox]:
+    with Sandbox(tmp_path / "work", cpu_seconds=1, memory_mb=128, timeout=15) as sandbox:
+        yield sandbox
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    """A real TCP server on 127.0.0.1 that the sandbox must not reach."""
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    srv.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                continue
+            conn.sendall(b"hello")
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield srv.getsockname()[1]
+    stop.set()
+    thread.join(2)
+    srv.close()
+
+
+def _file_work(name: str, text: str) -> dict[str, object]:
+    path = resolve_path(name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return {
+        "cwd": os.getcwd(),
+        "read": path.read_text(),
+        "listing": sorted(os.listdir(path.parent)),
+    }
+
+
+def test_normal_file_work_succeeds(box: Sandbox) -> None:
+    out = box.run_callable(_file_work, "notes/a.txt", "hello")
+    assert out == {"cwd": str(box.workdir), "read": "hello", "listing": ["a.txt"]}
+    assert (box.workdir / "notes" / "a.txt").read_text() == "hello"
+
+
+def test_async_callables_run_too(box: Sandbox) -> None:
+    async def compute(n: int) -> list[int]:
+        await asyncio.sleep(0.01)
+        return list(range(n))
+
+    assert box.run_callable(compute, 3) == [0, 1, 2]
+
+
+def test_memory_hog_is_stopped(box: Sandbox) -> None:
+    def hog() -> int:
+        return len(bytearray(1024 * 1024 * 1024))
+
+    with pytest.raises(SandboxError) as info:
+        box.run_callable(hog)
+    assert info.value.kind == "memory"
+    assert "memory limit of 128 MB" in str(info.value)
+
+
+def test_cpu_loop_is_killed(box: Sandbox) -> None:
+    def spin() -> None:
+        while True:
+            pass
+
+    with pytest.raises(SandboxError) as info:
+        box.run_callable(spin)
+    assert info.value.kind == "cpu"
+    assert "CPU time limit of 1 s" in str(info.value)
+
+
+def test_wall_clock_timeout_kills(box: Sandbox) -> None:
+    import time
+
+    def sleepy() -> None:
+        time.sleep(30)
+
+    t0 = time.monotonic()
+    with pytest.raises(SandboxError) as info:
+        box.run_callable(sleepy, timeout=0.5)
+    assert info.value.kind == "timeout"
+    assert time.monotonic() - t0 < 5
+
+
+def test_writing_outside_the_workdir_is_refused(box: Sandbox, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+
+    def escape_open() -> None:
+        with open(outside, "w") as fh:
+            fh.write("x")
+
+    def escape_relative() -> None:
+        Path("../outside2.txt").write_text("x")
+
+    def escape_remove() -> None:
+        os.remove(str(tmp_path / "keep.txt"))
+
+    (tmp_path / "keep.txt").write_text("keep")
+    for fn in (escape_open, escape_relative, escape_remove):
+        with pytest.raises(SandboxError) as info:
+            box.run_callable(fn)
+        assert info.value.kind == "refused", fn.__name__
+        assert "outside the sandbox's working directory" in str(info.value)
+    assert not outside.exists() and not (tmp_path / "outside2.txt").exists()
+    assert (tmp_path / "keep.txt").read_text() == "keep"
+
+
+def test_resolve_path_refuses_escapes(box: Sandbox) -> None:
+    assert box.resolve_path("a/b.txt") == box.workdir / "a" / "b.txt"
+    for bad in ("../x", "/etc/passwd", "a/../../x"):
+        with pytest.raises(SandboxViolation):
+            box.resolve_path(bad)
+    (box.workdir / "link").symlink_to("/etc")
+    with pytest.raises(SandboxViolation, match="outside"):
+        box.resolve_path("link/passwd")
+
+    def inside_child() -> str:
+        return str(resolve_path("/etc/passwd"))
+
+    with pytest.raises(SandboxError, match="absolute paths are not allowed"):
+        box.run_callable(inside_child)
+
+
+def test_network_connect_is_refused(box: Sandbox, listener: int) -> None:
+    # the server is reachable from here ...
+    with socket.create_connection(("127.0.0.1", listener), timeout=2) as conn:
+        assert conn.recv(5) == b"hello"
+
+    def connect() -> bytes:
+        with socket.create_connection(("127.0.0.1", listener), timeout=2) as conn:
+            return conn.recv(5)
+
+    # ... but not from the sandbox
+    with pytest.raises(SandboxError) as info:
+        box.run_callable(connect)
+    assert info.value.kind == "refused"
+    assert "network access is disabled" in str(info.value)
+    assert box.network_isolation in ("namespace", "python")
+
+
+def test_network_allowed_when_asked(tmp_path: Path, listener: int) -> None:
+    def connect() -> str:
+        with socket.create_connection(("127.0.0.1", listener), timeout=2) as conn:
+            return conn.recv(5).decode()
+
+    with Sandbox(tmp_path / "w", network=True, timeout=10) as open_box:
+        assert open_box.network_isolation == "allowed"
+        assert open_box.run_callable(connect) == "hello"
+
+
+def test_starting_programs_needs_permission(box: Sandbox) -> None:
+    def spawn() -> int:
+        import subprocess
+
+        return subprocess.run(["true"], check=False).returncode
+
+    with pytest.raises(SandboxError, match="starting programs is not allowed"):
+        box.run_callable(spawn)
+
+
+def test_tool_exceptions_come_back_with_type(box: Sandbox) -> None:
+    def boom() -> None:
+        raise KeyError("missing")
+
+    with pytest.raises(SandboxError) as info:
+        box.run_callable(boom)
+    assert (info.value.kind, info.value.exc_type, str(info.value)) == (
+        "exception",
+        "KeyError",
+        "KeyError: 'missing'",
+    )
+
+
+def test_commands(box: Sandbox, listener: int) -> None:
+    from toollab.tools.sandbox import _command_prefix
+
+    if not _command_prefix():
+        with pytest.raises(SandboxError, match="cannot block the network"):
+            box.run_command([sys.executable, "-c", "print(1)"])
+        return
+    ok = box.run_command(
+        [sys.executable, "-c", "import os; open('out.txt','w').write('hi'); print(os.getcwd())"]
+    )
+    assert ok.ok and ok.stdout.strip() == str(box.workdir)
+    assert (box.workdir / "out.txt").read_text() == "hi"
+    net = box.run_command(
+        [
+            sys.executable,
+            "-c",
+            f"import socket; socket.create_connection(('127.0.0.1', {listener}), timeout=2)",
+        ]
+    )
+    assert net.returncode != 0 and "Error" in net.stderr
+    spin = box.run_command([sys.executable, "-c", "while True: pass"])
+    assert spin.killed == "cpu" and not spin.ok
+    late = box.run_command(["sleep", "20"], timeout=0.5)
+    assert late.timed_out and late.killed == "timeout"
+    fed = box.run_command(
+        [sys.executable, "-c", "import sys; print(sys.stdin.read().upper())"], input="abc"
+    )
+    assert fed.stdout.strip() == "ABC"

@@ -1,0 +1,200 @@
+"""Tool schema checks and call-argument validation with precise reasons."""
+
+from __future__ import annotations
+
+import pytest
+
+from toollab.errors import ArgumentValidationError
+from toollab.schema import Ref, Tool, ToolCall
+from toollab.tools import (
+    ToolPool,
+    check_arguments,
+    check_tool_schema,
+    normalize_schema,
+    validate_arguments,
+    validate_call,
+)
+
+WEATHER = Tool.build(
+    name="get_weather",
+    description="Weather for a city.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "city": {"type": "string"},
+            "days": {"type": "integer"},
+            "ratio": {"type": "number"},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "grid": {"type": "array", "items": {"type": "array", "items": {"type": "integer"}}},
+            "limit": {"type": ["integer", "null"]},
+            "options": {
+                "type": "object",
+                "properties": {"depth": {"type": "integer"}},
+                "required": ["depth"],
+            },
+        },
+        "required": ["city", "days"],
+    },
+)
+
+
+def test_valid_arguments_have_no_reasons() -> None:
+    args = {
+        "city": "Oslo",
+        "days": 3,
+        "ratio": 2,  # an integer is a valid number
+        "unit": "celsius",
+        "tags": ["a", "b"],
+        "grid": [[1, 2], [3]],
+        "limit": None,
+        "options": {"depth": 1},
+    }
+    assert validate_arguments(WEATHER, args) == []
+    check_arguments(WEATHER, args)
+
+
+def test_every_problem_gets_a_precise_reason() -> None:
+    reasons = validate_arguments(
+        WEATHER,
+        {
+            "days": True,  # a bool is not an integer
+            "ratio": "1.5",
+            "unit": "celcius",
+            "tags": ["a", 3],
+            "grid": [[1, "x"]],
+            "limit": "ten",
+            "options": {},
+            "citty": "Oslo",
+        },
+    )
+    assert reasons == [
+        "missing required parameter 'city'",
+        "unknown parameter 'citty' (did you mean 'city'?)",
+        "missing required parameter 'options.depth'",
+        "parameter 'days': expected integer, got boolean true",
+        "parameter 'grid[0][1]': expected integer, got string \"x\"",
+        "parameter 'limit': expected integer or null, got string \"ten\"",
+        "parameter 'ratio': expected number, got string \"1.5\"",
+        "parameter 'tags[1]': expected string, got integer 3",
+        'parameter \'unit\': "celcius" is not one of ["celsius", "fahrenheit"] (did you mean \'celsius\'?)',
+    ]
+
+
+def test_check_arguments_raises_with_all_reasons() -> None:
+    with pytest.raises(ArgumentValidationError) as info:
+        check_arguments(WEATHER, {"city": 1})
+    assert info.value.tool == "get_weather"
+    assert info.value.reasons == [
+        "missing required parameter 'days'",
+        "parameter 'city': expected string, got integer 1",
+    ]
+
+
+def test_arguments_must_be_an_object() -> None:
+    assert validate_arguments(WEATHER, ["Oslo"]) == ["arguments must be a JSON object, got array"]
+
+
+def test_refs_are_not_validated_until_resolved() -> None:
+    args = {
+        "city": Ref("API_call_0"),
+        "days": Ref("API_call_1", 0, "n"),
+        "tags": [Ref("API_call_2"), 5],
+    }
+    assert validate_arguments(WEATHER, args) == [
+        "parameter 'tags[1]': expected string, got integer 5"
+    ]
+
+
+def test_additional_properties_allowed_when_the_schema_says_so() -> None:
+    open_tool = Tool.build(
+        name="open",
+        parameters={
+            "type": "object",
+            "properties": {"a": {"type": "string"}},
+            "additionalProperties": True,
+        },
+    )
+    assert validate_arguments(open_tool, {"a": "x", "b": 1}) == []
+    closed = Tool.build(
+        name="closed",
+        parameters={
+            "type": "object",
+            "properties": {"a": {"type": "string"}},
+            "additionalProperties": False,
+        },
+    )
+    assert validate_arguments(closed, {"a": "x", "b": 1}) == ["unknown parameter 'b'"]
+
+
+def test_unknown_tool_with_did_you_mean() -> None:
+    pool = ToolPool([WEATHER])
+    assert validate_call(ToolCall(name="get_wether", arguments={}), pool.as_mapping()) == [
+        "unknown tool 'get_wether' (did you mean 'get_weather'?)"
+    ]
+    assert (
+        pool.validate_call(ToolCall(name="get_weather", arguments={"city": "x", "days": 1})) == []
+    )
+
+
+def test_tool_schema_checks() -> None:
+    assert check_tool_schema(WEATHER) == []
+    bad = Tool.build(
+        name="bad",
+        parameters={
+            "type": "array",
+            "properties": {"a": {"type": "str"}, "b": {"type": "strng"}, "": {"type": "string"}},
+            "required": ["a", "c"],
+        },
+    )
+    assert check_tool_schema(bad) == [
+        "invalid JSON Schema at parameters.properties.a.type: 'str' is not a JSON Schema type (use 'string'); "
+        "types are string, integer, number, boolean, array, object, null",
+        "invalid JSON Schema at parameters.properties.b.type: 'strng' is not a JSON Schema type (did you mean "
+        "'string'?); types are string, integer, number, boolean, array, object, null",
+        'parameters must have "type": "object", got type \'array\'',
+        "parameters.properties has an empty parameter name",
+        "parameters.required names 'c', which is not in properties",
+    ]
+    no_type = Tool.build(name="nt", parameters={"properties": {}})
+    assert check_tool_schema(no_type) == ['parameters must have "type": "object", got no type']
+    bad_returns = Tool.build(
+        name="r", returns={"type": "object", "properties": {"x": {"minimum": "zero"}}}
+    )
+    assert check_tool_schema(bad_returns) == [
+        "invalid JSON Schema at returns.properties.x.minimum: 'zero' is not of type 'number'"
+    ]
+
+
+def test_invalid_schema_makes_argument_validation_say_so() -> None:
+    bad = Tool.build(
+        name="bad", parameters={"type": "object", "properties": {"a": {"type": "str"}}}
+    )
+    (reason,) = validate_arguments(bad, {"a": "x"})
+    assert reason.startswith(
+        "tool 'bad' has an invalid parameter schema: invalid JSON Schema at parameters.properties.a.type"
+    )
+
+
+def test_normalize_schema_maps_python_type_names() -> None:
+    schema = {
+        "type": "dict",
+        "properties": {
+            "n": {"type": "float", "description": "type words in descriptions stay"},
+            "items": {"type": "tuple", "items": {"type": "str"}},
+            "when": {"type": "datetime"},
+            "enum_keeps": {"type": "string", "enum": ["dict", "str"]},
+        },
+        "required": ["n"],
+    }
+    assert normalize_schema(schema) == {
+        "type": "object",
+        "properties": {
+            "n": {"type": "number", "description": "type words in descriptions stay"},
+            "items": {"type": "array", "items": {"type": "string"}},
+            "when": {"x-original-type": "datetime"},
+            "enum_keeps": {"type": "string", "enum": ["dict", "str"]},
+        },
+        "required": ["n"],
+    }
+    assert check_tool_schema(Tool.build(name="n", parameters=normalize_schema(schema))) == []
