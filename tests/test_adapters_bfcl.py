@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from toollab.data import Dataset, load_dataset
-from toollab.data.adapters.bfcl import convert_schema
+from toollab.data.adapters.bfcl import canonical_value, convert_schema
 from toollab.errors import InputError
 from toollab.schema import Decision
 
@@ -51,11 +51,15 @@ def test_gold_keeps_acceptable_values_verbatim(bfcl: Dataset, shared_data: Path)
         for k, values in params.items():
             options = [v for v in values if v != ""]
             if options:
-                assert call.arguments[k] == options[0]
+                assert call.arguments[k] == canonical_value(options[0])
             else:
                 assert k not in call.arguments
         assert inst.metadata["ground_truth"] == answers[inst.id]
     first = bfcl.by_id("simple_python_0").gold[0]
+    # dict-valued answers are {key: [acceptable]} and unwrap to plain values
+    assert canonical_value({"math": [90], "art": ["", 5], "pe": [""]}) == {"math": 90, "art": 5}
+    assert canonical_value([{"a": [1]}, {"a": [2, 3]}]) == [{"a": 1}, {"a": 2}]
+    assert canonical_value([3, 5]) == [3, 5]
     assert first.arguments == {"base": 10, "height": 5, "unit": "units"}
     assert first.acceptable["unit"] == ["units", ""]
 

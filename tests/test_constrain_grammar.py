@@ -14,9 +14,9 @@ from toollab.models.constrain import build_schema, call_schema, check_grammar, g
 from toollab.models.policy import CallPolicy
 from toollab.schema import Instance, Tool
 
-# the richest shape: a decision first, a stated count, arrays of calls, capped strings; every
-# other shape is made of the same parts
-POLICY = CallPolicy(allow_no_call=True, max_calls=4, declare_count=True, max_string_length=200)
+# the richest shape: a decision first, a stated count, arrays of calls; every other shape is
+# made of the same parts
+POLICY = CallPolicy(allow_no_call=True, max_calls=4, declare_count=True)
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +77,16 @@ def test_every_tool_set_compiles(instances: dict[str, list[Instance]], vocab) ->
     assert compiled == len(sets["bfcl"]) + len(sets["seal-tools"])
 
 
-def test_grammar_pins_tool_names() -> None:
-    tools = [Tool(name="alpha_tool"), Tool(name="beta.tool")]
+def test_grammar_pins_tool_names_and_caps_strings(vocab) -> None:  # type: ignore[no-untyped-def]
+    tools = [
+        Tool(name="alpha_tool"),
+        Tool(
+            name="beta.tool", parameters={"type": "object", "properties": {"q": {"type": "string"}}}
+        ),
+    ]
     gbnf = gbnf_grammar(build_schema(tools, CallPolicy.single()))
-    assert "alpha_tool" in gbnf and "beta.tool" in gbnf
+    assert '"\\"alpha_tool\\""' in gbnf and '"\\"beta.tool\\""' in gbnf
+    capped = check_grammar(
+        build_schema(tools, CallPolicy(max_calls=2, max_string_length=20)), vocab
+    )
+    assert "char" in capped and len(capped) > len(gbnf)

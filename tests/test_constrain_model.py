@@ -36,6 +36,11 @@ def test_bundled_model_constrained_calls_are_valid(shared_data: Path, bundled_gg
                     )
                 )
                 res = out.result
+                text = out.outputs[-1].text
+                if policy.allow_no_call:  # the decision is the first thing the model writes
+                    assert text.lstrip().startswith(('{"decision"', '{ "decision"')), text
+                elif res.status is ParseStatus.CALLS:  # the tool name comes before its arguments
+                    assert text.find('"name"') < text.find('"arguments"'), text
                 if policy.allow_no_call and res.status is ParseStatus.NO_CALL:
                     continue
                 if res.status is ParseStatus.ERROR:

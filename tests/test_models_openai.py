@@ -137,12 +137,17 @@ def fake_server() -> Iterator[tuple[str, Behaviour]]:
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
             status, headers, payload, delay = behaviour.answer(scenario, body)
-            with behaviour.lock:
-                behaviour.in_flight += 1
-                behaviour.max_in_flight = max(behaviour.max_in_flight, behaviour.in_flight)
+            counted = scenario == "slow"  # in flight while the answer is pending
+            if counted:
+                with behaviour.lock:
+                    behaviour.in_flight += 1
+                    behaviour.max_in_flight = max(behaviour.max_in_flight, behaviour.in_flight)
+            if delay:
+                time.sleep(delay)
+            if counted:
+                with behaviour.lock:
+                    behaviour.in_flight -= 1
             try:
-                if delay:
-                    time.sleep(delay)
                 self.send_response(status)
                 for k, v in headers.items():
                     self.send_header(k, v)
@@ -151,9 +156,6 @@ def fake_server() -> Iterator[tuple[str, Behaviour]]:
                 self.wfile.write(payload)
             except (BrokenPipeError, ConnectionResetError):
                 pass
-            finally:
-                with behaviour.lock:
-                    behaviour.in_flight -= 1
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True

@@ -8,6 +8,7 @@ import json
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -37,31 +38,24 @@ def free_port() -> int:
 
 def start_llama_server(gguf: Path, port: int, n_ctx: int = 2048) -> subprocess.Popen[bytes]:
     """``python -m llama_cpp.server`` on 127.0.0.1; waits (bounded) for /v1/models to answer."""
+    log = tempfile.TemporaryFile()
     proc = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(gguf),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_ctx",
-            str(n_ctx),
-            "--n_threads",
-            "2",
-            "--model_alias",
-            "smollm2",
+            sys.executable, "-m", "llama_cpp.server",
+            "--model", str(gguf), "--host", "127.0.0.1", "--port", str(port),
+            "--n_ctx", str(n_ctx), "--n_threads", "2", "--model_alias", "smollm2",
+            "--verbose", "False",
         ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stdout=log,
+        stderr=log,
     )
+    proc.log = log  # type: ignore[attr-defined]
     deadline = time.monotonic() + SERVER_START_TIMEOUT
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            err = proc.stderr.read().decode(errors="replace")[-2000:] if proc.stderr else ""
+            log.seek(0)
+            err = log.read().decode(errors="replace")[-2000:]
+            log.close()
             raise RuntimeError(f"llama_cpp.server exited with {proc.returncode}: {err}")
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=1) as r:
@@ -80,8 +74,9 @@ def stop_server(proc: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait(timeout=10)
-    if proc.stderr:
-        proc.stderr.close()
+    log = getattr(proc, "log", None)
+    if log is not None:
+        log.close()
 
 
 @pytest.fixture(scope="module")

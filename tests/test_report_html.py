@@ -33,7 +33,11 @@ runner = CliRunner()
 def runs(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     """An oracle run, a weak repeated run (mean ± CI, errors) and a BFCL run."""
     root = tmp_path_factory.mktemp("report")
-    seal = {"data": str(shared_data / "seal-tools"), "format": "seal-tools", "limit": 40}
+    seal: dict[str, Any] = {
+        "data": str(shared_data / "seal-tools"),
+        "format": "seal-tools",
+        "limit": 40,
+    }
     run_eval(EvalConfig(model="oracle", **seal), root / "oracle")
     weak = FakeModel(
         outputs=[
@@ -79,7 +83,9 @@ def test_report_renders_in_chromium_with_the_numbers(runs: list[Path], tmp_path:
     _chromium_or_skip()
     from playwright.sync_api import sync_playwright
 
-    r = runner.invoke(app, ["report", *map(str, runs), "--out", str(tmp_path / "report.html"), "--json"])
+    r = runner.invoke(
+        app, ["report", *map(str, runs), "--out", str(tmp_path / "report.html"), "--json"]
+    )
     assert r.exit_code == 0, r.stderr
     written = json.loads(r.stdout)
     page_path = Path(written["html"])
@@ -94,14 +100,23 @@ def test_report_renders_in_chromium_with_the_numbers(runs: list[Path], tmp_path:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1200, "height": 900})
-            page.on("console", lambda m: problems.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None)
+            page.on(
+                "console",
+                lambda m: (
+                    problems.append(f"{m.type}: {m.text}")
+                    if m.type in ("error", "warning")
+                    else None
+                ),
+            )
             page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
             page.on("requestfailed", lambda req: problems.append(f"request failed: {req.url}"))
             page.goto(page_path.as_uri())
             page.wait_for_load_state("load")
             text = page.inner_text("body")
             n_charts = page.locator(".chart svg").count()
-            width = page.evaluate("document.querySelector('.chart svg').getBoundingClientRect().width")
+            width = page.evaluate(
+                "document.querySelector('.chart svg').getBoundingClientRect().width"
+            )
         finally:
             browser.close()
     assert problems == []

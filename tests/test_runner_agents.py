@@ -25,7 +25,7 @@ def _lines(run: Path) -> list[dict[str, Any]]:
 def home_data(tmp_path: Path) -> Path:
     """Two Home Search tasks in toollab's own format, executed in the built-in environment."""
     env = get_env("home_search")
-    tasks = [
+    tasks: list[tuple[str, str, list[tuple[str, dict[str, Any]]]]] = [
         ("home-1", "Find a house to buy in Cape Coral.", [
             ("set_location", {"location": "Cape Coral"}),
             ("set_buy_or_rent", {"buy_or_rent": "buy"}),
@@ -85,12 +85,14 @@ def test_react_agent_runs_step_by_step_in_the_environment(home_data: Path, tmp_p
     assert recs["home-2"]["execution"]["success"] is True
 
 
-def test_react_agent_feeds_errors_back_and_stops_at_max_turns(home_data: Path, tmp_path: Path) -> None:
+def test_react_agent_feeds_errors_back_and_stops_at_max_turns(
+    home_data: Path, tmp_path: Path
+) -> None:
     model = FakeModel(
         outputs=[
             "I think I should search.",  # no Action: a format error
             'Thought: go\nAction: set_buy_or_rent\nAction Input: {"buy_or_rent": "buy"}',  # order
-            'Thought: go\nAction: fly_away\nAction Input: {}',  # not a tool
+            "Thought: go\nAction: fly_away\nAction Input: {}",  # not a tool
         ],
         repeat=True,
         max_concurrency=1,
@@ -115,7 +117,10 @@ def test_react_agent_feeds_errors_back_and_stops_at_max_turns(home_data: Path, t
 def test_deer_agent_two_rounds_with_the_oracle(shared_data: Path, tmp_path: Path) -> None:
     out = run_eval(
         EvalConfig(
-            model="oracle", data=str(shared_data / "deer"), format="deer", data_options={"splits": "test"}
+            model="oracle",
+            data=str(shared_data / "deer"),
+            format="deer",
+            data_options={"splits": "test"},
         ),
         tmp_path / "run",
     )
@@ -128,7 +133,9 @@ def test_deer_agent_two_rounds_with_the_oracle(shared_data: Path, tmp_path: Path
         assert second["observation"].startswith(" The API Pool including:")
         assert rec["raw"] == first["text"] + second["text"]
         assert second["text"].rstrip().endswith(("#APIResponse#", "#NoCallAPI#"))
-    assert any("#NoCallAPI#" in r["raw"] for r in recs) and any("#CallAPI#" in r["raw"] for r in recs)
+    assert any("#NoCallAPI#" in r["raw"] for r in recs) and any(
+        "#CallAPI#" in r["raw"] for r in recs
+    )
     figures = out.results["metrics"]["deer"]
     assert figures["P_Call"] == 1.0 and figures["P_NoCall"] == 1.0
 

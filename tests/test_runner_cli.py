@@ -82,9 +82,13 @@ def test_score_rescores_with_no_model(seal_run: Path) -> None:
 
 
 def test_score_writes_results_with_out(seal_run: Path, tmp_path: Path) -> None:
-    r = runner.invoke(app, ["score", str(seal_run / PREDICTIONS), "--out", str(tmp_path / "r.json")])
+    r = runner.invoke(
+        app, ["score", str(seal_run / PREDICTIONS), "--out", str(tmp_path / "r.json")]
+    )
     assert r.exit_code == 0, r.stderr
-    assert json.loads((tmp_path / "r.json").read_text())["metrics"]["seal_tools"]["format_acc"] == 1.0
+    assert (
+        json.loads((tmp_path / "r.json").read_text())["metrics"]["seal_tools"]["format_acc"] == 1.0
+    )
 
 
 def _copy_predictions(seal_run: Path, dest: Path, edit: object = None) -> Path:
@@ -115,9 +119,7 @@ def test_score_unknown_ids_are_listed(seal_run: Path, tmp_path: Path) -> None:
     assert "'no-such-0'" in err and "'no-such-4'" in err and "and 2 more" in err
 
 
-def test_score_refuses_predictions_from_another_dataset(
-    seal_run: Path, shared_data: Path
-) -> None:
+def test_score_refuses_predictions_from_another_dataset(seal_run: Path, shared_data: Path) -> None:
     r = runner.invoke(
         app,
         ["score", str(seal_run / PREDICTIONS), "--data", str(shared_data / "bfcl"), "-f", "bfcl"],
@@ -154,7 +156,15 @@ def test_score_without_run_json_needs_data(seal_run: Path, tmp_path: Path) -> No
 
 
 def test_eval_bad_flags_are_clear(shared_data: Path, tmp_path: Path) -> None:
-    base = ["eval", "-m", "oracle", "-d", str(shared_data / "seal-tools"), "--out", str(tmp_path / "r")]
+    base = [
+        "eval",
+        "-m",
+        "oracle",
+        "-d",
+        str(shared_data / "seal-tools"),
+        "--out",
+        str(tmp_path / "r"),
+    ]
     r = runner.invoke(app, [*base, "-f", "seal-tool"])
     assert r.exit_code == 2 and "seal-tools" in r.stderr
     r = runner.invoke(app, [*base, "-f", "seal-tools", "--agent", "reactt"])

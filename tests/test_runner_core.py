@@ -43,7 +43,9 @@ def test_oracle_run_writes_every_file(shared_data: Path, tmp_path: Path) -> None
     out = run_eval(seal_config(shared_data), tmp_path / "run")
     run = tmp_path / "run"
     config = json.loads((run / RUN_JSON).read_text())
-    assert config["model"] == "oracle" and config["template"] == "seal" and config["agent"] == "single"
+    assert (
+        config["model"] == "oracle" and config["template"] == "seal" and config["agent"] == "single"
+    )
     assert config["dataset"] == out.results["run"]["dataset"] and config["toollab_version"]
     recs = lines(run)
     assert len(recs) == 12 and len({r["id"] for r in recs}) == 12
@@ -66,7 +68,9 @@ def test_seed_reaches_generation_and_repeats_give_ci(shared_data: Path, tmp_path
             seen.append(req)
             # a different answer per repeat so that the figures vary over repeats
             good = req.options.seed % 2 == 1
-            return ModelOutput(text='[{"api": "x", "parameters": {}, "responses": []}]' if good else "no")
+            return ModelOutput(
+                text='[{"api": "x", "parameters": {}, "responses": []}]' if good else "no"
+            )
 
     out = run_eval(
         seal_config(shared_data, limit=10, repeats=3, seed=7, model="recording"),
@@ -176,7 +180,11 @@ def test_resume_after_a_complete_run_changes_nothing(shared_data: Path, tmp_path
     unused = _Flaky("a", "b")
     unused.name = "oracle"  # same configuration; nothing is left for it to answer
     again = run_eval(seal_config(shared_data, limit=5), tmp_path / "run", model=unused)
-    assert again.new == 0 and unused.calls == 0 and (tmp_path / "run" / PREDICTIONS).read_bytes() == before
+    assert (
+        again.new == 0
+        and unused.calls == 0
+        and (tmp_path / "run" / PREDICTIONS).read_bytes() == before
+    )
     assert again.results["metrics"] == first.results["metrics"]
 
 
@@ -191,7 +199,9 @@ def test_a_damaged_middle_line_is_an_error_not_repaired(shared_data: Path, tmp_p
     assert f"{run / PREDICTIONS}:2" in str(err.value)
 
 
-def test_constrained_decoding_renders_calls_in_the_template(shared_data: Path, tmp_path: Path) -> None:
+def test_constrained_decoding_renders_calls_in_the_template(
+    shared_data: Path, tmp_path: Path
+) -> None:
     class Constrained(FakeModel):
         supports_constraints = True
 
@@ -221,7 +231,9 @@ def test_constrained_needs_a_backend_that_can(shared_data: Path, tmp_path: Path)
         run_eval(seal_config(shared_data, limit=2, constrained=True), tmp_path / "run")
 
 
-def test_agent_template_mismatch_is_refused_before_running(shared_data: Path, tmp_path: Path) -> None:
+def test_agent_template_mismatch_is_refused_before_running(
+    shared_data: Path, tmp_path: Path
+) -> None:
     with pytest.raises(UsageError, match="teacher_forced_prompt"):
         run_eval(seal_config(shared_data, limit=2, agent="deer"), tmp_path / "run")
     assert not (tmp_path / "run" / PREDICTIONS).exists()

@@ -46,7 +46,9 @@ def test_seal_tools_out_of_domain_fixed_points(shared_data: Path, tmp_path: Path
 
 def test_bfcl_ast_categories_are_perfect(shared_data: Path, tmp_path: Path) -> None:
     out = run_eval(
-        EvalConfig(model="oracle", data=str(shared_data / "bfcl"), format="bfcl", template="python"),
+        EvalConfig(
+            model="oracle", data=str(shared_data / "bfcl"), format="bfcl", template="python"
+        ),
         tmp_path / "bfcl",
     )
     m = out.results["metrics"]["bfcl"]

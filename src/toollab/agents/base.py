@@ -166,8 +166,9 @@ def execute_program(env: Environment, instance: Instance, calls: list[ToolCall])
     """Run a whole predicted program in ``env`` and check its final state against the labels.
 
     Returns the ``Prediction.execution`` record: final ``state``, ``observations``, ``crashed``
-    (with ``error`` / ``reason``) and, when the environment can check outcomes, ``success`` /
-    ``precision`` / ``recall`` / ``f1`` against the best of the gold and alternative programs.
+    (with ``error`` / ``reason``), the executed ``actions`` and, when the environment can check
+    outcomes, ``labels_states`` (the gold and alternative programs' final states) and ``success`` /
+    ``precision`` / ``recall`` / ``f1`` against the best of them.
     """
     seed = instance_seed(instance)
     run = getattr(env, "run", None)
@@ -183,10 +184,18 @@ def execute_program(env: Environment, instance: Instance, calls: list[ToolCall])
                     "error": f"{type(exc).__name__}: {exc}",
                     "failed_call": i,
                     "n_calls": len(calls),
+                    "actions": [render_action(c) for c in calls[: i + 1]],
                 }
-        return {"observations": observations, "crashed": False, "n_calls": len(calls)}
+        return {
+            "observations": observations,
+            "crashed": False,
+            "n_calls": len(calls),
+            "actions": [render_action(c) for c in calls],
+        }
     execution = run(calls, seed)
     record: dict[str, Any] = execution.model_dump(mode="json")
+    done = calls if execution.failed_call is None else calls[: execution.failed_call + 1]
+    record["actions"] = [render_action(c) for c in done]
     if execution.crashed:
         record.update(success=False, precision=0.0, recall=0.0, f1=0.0)
         return record
@@ -196,10 +205,11 @@ def execute_program(env: Environment, instance: Instance, calls: list[ToolCall])
 
 def check_state(env: Environment, instance: Instance, state: dict[str, Any]) -> dict[str, Any]:
     """``success`` / ``precision`` / ``recall`` / ``f1`` of a final state against the labels'
-    final states (the best of the gold and alternative programs); ``{}`` when not checkable."""
+    final states (the best of the gold and alternative programs; an instance whose right answer
+    is no call has the empty program as its label); ``{}`` when not checkable."""
     check = getattr(env, "check", None)
     label_states = getattr(env, "label_states", None)
-    if check is None or label_states is None or not instance.gold:
+    if check is None or label_states is None:
         return {}
     programs = [list(instance.gold), *[list(alt) for alt in instance.alternatives]]
     try:
@@ -208,4 +218,11 @@ def check_state(env: Environment, instance: Instance, state: dict[str, Any]) -> 
         return {"label_error": f"{type(exc).__name__}: {exc}", "success": False}
     result = check(state, labels)
     out: dict[str, Any] = result.model_dump(mode="json")
+    out["labels_states"] = labels
     return out
+
+
+def render_action(call: ToolCall) -> str:
+    """A call as the action string sequence metrics compare (``name(arg='value', ...)``)."""
+    args = ", ".join(f"{k}={v!r}" for k, v in call.to_seal()["parameters"].items())
+    return f"{call.name}({args})"

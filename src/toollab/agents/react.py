@@ -26,6 +26,7 @@ from toollab.agents.base import (
     failed_parse,
     read_output,
     register_agent,
+    render_action,
     timings_of,
     usage_of,
 )
@@ -159,6 +160,8 @@ class ReactAgent:
                 reasons[-1] if reasons else f"no call and no answer in {len(steps)} turns"
             )
         execution: dict[str, Any] = {
+            "crashed": error is not None,
+            "actions": [render_action(c) for c in made],
             "observations": observations,
             "turns": len(steps),
             "ended_by": ended_by,

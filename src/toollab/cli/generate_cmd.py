@@ -48,12 +48,21 @@ def resolve_envs(names: list[str]) -> list[str]:
 
 @handle_errors
 def generate_cmd(
-    env: list[str] = typer.Option(["all"], "--env", "-e", help="Environment(s); repeat or comma-separate; 'all' for every one."),
+    env: list[str] = typer.Option(
+        ["all"],
+        "--env",
+        "-e",
+        help="Environment(s); repeat or comma-separate; 'all' for every one.",
+    ),
     split: str = typer.Option("train", "--split", "-s", help="train, validation or test."),
     n: int = typer.Option(100, "--n", "-n", min=0, help="Instances per environment."),
-    seed: int = typer.Option(0, "--seed", help="Generation seed; the same seed gives the same data."),
+    seed: int = typer.Option(
+        0, "--seed", help="Generation seed; the same seed gives the same data."
+    ),
     out: Path = typer.Option(..., "--out", "-o", help="Output JSONL file (one Instance per line)."),
-    mix: str = typer.Option("0.8,0.1,0.1", "--mix", help="Shares of Call, NoCall and NoSearch instances."),
+    mix: str = typer.Option(
+        "0.8,0.1,0.1", "--mix", help="Shares of Call, NoCall and NoSearch instances."
+    ),
     as_json: bool = JsonOpt,
 ) -> None:
     """Generate goal/program instances (Call, NoCall, NoSearch) from the built-in environments.
@@ -75,9 +84,15 @@ def generate_cmd(
             for inst in insts:
                 fh.write(inst.model_dump_json() + "\n")
             total += len(insts)
-            ref = insts if split == "train" else generate(name, "train", max(n, REFERENCE_TRAIN), seed, (1, 0, 0))
-            counts = {d: sum(1 for i in insts if i.decision is not None and i.decision.value == d)
-                      for d in ("Call", "NoCall", "NoSearch")}
+            ref = (
+                insts
+                if split == "train"
+                else generate(name, "train", max(n, REFERENCE_TRAIN), seed, (1, 0, 0))
+            )
+            counts = {
+                d: sum(1 for i in insts if i.decision is not None and i.decision.value == d)
+                for d in ("Call", "NoCall", "NoSearch")
+            }
             rows[name] = {
                 "instances": len(insts),
                 **counts,
@@ -93,6 +108,13 @@ def generate_cmd(
         table.add_column(col, justify="left" if col == "env" else "right")
     for name, r in rows.items():
         cx = r["api_complexity"]
-        table.add_row(name, str(r["instances"]), str(r["Call"]), str(r["NoCall"]), str(r["NoSearch"]),
-                      str(r["api_combinations"]), "-" if cx is None else f"{cx:.2f}")
+        table.add_row(
+            name,
+            str(r["instances"]),
+            str(r["Call"]),
+            str(r["NoCall"]),
+            str(r["NoSearch"]),
+            str(r["api_combinations"]),
+            "-" if cx is None else f"{cx:.2f}",
+        )
     console.print(table)

@@ -22,6 +22,7 @@ _COMMAND_MODULES = [
     "toollab.cli.chat_cmd",
     "toollab.cli.retrieve_cmd",
     "toollab.cli.eval_cmd",
+    "toollab.cli.bench_cmd",
 ]
 
 
@@ -33,15 +34,21 @@ def _register() -> None:
 _register()
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from toollab import __version__
+
+        typer.echo(__version__)
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
+    version: bool = typer.Option(
+        False, "--version", help="Print the version and exit.", is_eager=True, callback=_print_version
+    ),
 ) -> None:
-    if version:
-        from importlib.metadata import version as v
-
-        typer.echo(v("toollab"))
-        raise typer.Exit()
+    """toollab: make small open LLMs good tool users, and prove it."""
 
 
 def main() -> None:

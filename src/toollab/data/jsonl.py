@@ -47,10 +47,6 @@ def read_text(path: str | Path) -> str:
         raise InputError(f"cannot read: {exc.strerror}", path=p) from exc
 
 
-def _json_problem(exc: json.JSONDecodeError) -> str:
-    return f"invalid JSON: {exc.msg} (column {exc.colno})"
-
-
 def read_json(path: str | Path) -> Any:
     """Parse a whole file as one JSON value."""
     p = Path(path)
@@ -58,78 +54,97 @@ def read_json(path: str | Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(_json_problem(exc), path=p, line=exc.lineno) from exc
+        raise InputError(f"invalid JSON: {_decode_problem(exc)}", path=p, line=exc.lineno) from exc
 
 
 def iter_jsonl(path: str | Path) -> Iterator[Record]:
     """JSON lines: one value per non-blank line."""
     p = Path(path)
-    text = read_text(p)
-    yield from _iter_lines(p, text)
+    yield from _raising(p, scan_lines(read_text(p)))
 
 
-def _iter_lines(p: Path, text: str) -> Iterator[Record]:
-    index = 0
+#: ``(line, item, value, problem)``: a JSON value and the line it starts on (``item``: its
+#: 1-based position in a list, ``None`` for JSON lines), or, with ``problem`` set and ``value``
+#: ``None``, what is wrong at that line
+Scanned = tuple[int, int | None, Any, str | None]
+
+
+def _decode_problem(exc: json.JSONDecodeError) -> str:
+    return f"{exc.msg} (column {exc.colno})"
+
+
+def scan_lines(text: str) -> Iterator[Scanned]:
+    """One entry per non-blank line of JSON-lines text; a malformed line is reported and the
+    scan goes on."""
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            value = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputError(_json_problem(exc), path=p, line=lineno) from exc
-        yield Record(data, p, lineno, index)
-        index += 1
+            yield lineno, None, None, _decode_problem(exc)
+        else:
+            yield lineno, None, value, None
 
 
-def _iter_array(p: Path, text: str, start: int) -> Iterator[Record]:
-    """The elements of a top-level JSON array, each with the line it starts on."""
-    pos = start + 1  # after "["
+def scan_array(text: str, start: int = 0, *, whole: bool = True) -> Iterator[Scanned]:
+    """The elements of the JSON list opened by the first ``[`` at or after ``start``, each with the
+    line it starts on; the scan stops at the first problem.  ``whole``: the list is the whole
+    document, so anything after its ``]`` is a problem too."""
+    pos = text.index("[", start) + 1
+    n = len(text)
     line = 1 + text.count("\n", 0, pos)
     counted = pos
-    index = 0
-    n = len(text)
 
     def skip_ws(i: int) -> int:
         while i < n and text[i] in _WS:
             i += 1
         return i
 
+    def line_at(i: int) -> int:  # offsets only grow, so lines are counted once
+        nonlocal line, counted
+        line += text.count("\n", counted, i)
+        counted = i
+        return line
+
+    item = 0
     pos = skip_ws(pos)
-    if pos < n and text[pos] == "]":
-        _expect_end(p, text, pos + 1)
-        return
-    while True:
-        pos = skip_ws(pos)
-        line += text.count("\n", counted, pos)
-        counted = pos
-        if pos >= n:
-            raise InputError("invalid JSON: the array is not closed", path=p, line=line)
-        try:
-            data, end = _DECODER.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            raise InputError(_json_problem(exc), path=p, line=exc.lineno) from exc
-        yield Record(data, p, line, index)
-        index += 1
-        pos = skip_ws(end)
-        if pos < n and text[pos] == ",":
-            pos += 1
-            continue
-        if pos < n and text[pos] == "]":
-            _expect_end(p, text, pos + 1)
+    if pos >= n or text[pos] != "]":
+        while True:
+            pos = skip_ws(pos)
+            if pos >= n:
+                yield line_at(pos), None, None, "the list is not closed"
+                return
+            item += 1
+            try:
+                value, end = _DECODER.raw_decode(text, pos)
+            except json.JSONDecodeError as exc:
+                yield exc.lineno, item, None, _decode_problem(exc)
+                return
+            yield line_at(pos), item, value, None
+            pos = skip_ws(end)
+            if pos < n and text[pos] == ",":
+                pos += 1
+                continue
+            if pos < n and text[pos] == "]":
+                break
+            problem = (
+                "the list is not closed" if pos >= n else "expected ',' or ']' after a list element"
+            )
+            yield line_at(pos), item, None, problem
             return
-        line += text.count("\n", counted, pos)
-        counted = pos
-        raise InputError(
-            "invalid JSON: expected ',' or ']' after an array element", path=p, line=line
-        )
+    if whole:
+        after = skip_ws(pos + 1)
+        if after < n:
+            yield line_at(after), None, None, "extra data after the list"
 
 
-def _expect_end(p: Path, text: str, pos: int) -> None:
-    rest = text[pos:]
-    if rest.strip():
-        offset = pos + len(rest) - len(rest.lstrip())
-        line = 1 + text.count("\n", 0, offset)
-        raise InputError("invalid JSON: extra data after the top-level array", path=p, line=line)
+def _raising(p: Path, scanned: Iterator[Scanned]) -> Iterator[Record]:
+    """The scanned values as :class:`Record` objects; the first problem raises :class:`InputError`."""
+    for index, (line, _, value, problem) in enumerate(scanned):
+        if problem is not None:
+            raise InputError(f"invalid JSON: {problem}", path=p, line=line)
+        yield Record(value, p, line, index)
 
 
 def read_records(path: str | Path) -> Iterator[Record]:
@@ -145,7 +160,7 @@ def read_records(path: str | Path) -> Iterator[Record]:
         return
     start = len(text) - len(stripped)
     if stripped[0] == "[":
-        yield from _iter_array(p, text, start)
+        yield from _raising(p, scan_array(text, start))
         return
     try:
         first_line = stripped.split("\n", 1)[0]
@@ -159,7 +174,7 @@ def read_records(path: str | Path) -> Iterator[Record]:
         else:
             yield Record(data, p, 1 + text.count("\n", 0, start), 0)
             return
-    yield from _iter_lines(p, text)
+    yield from _raising(p, scan_lines(text))
 
 
 def require_object(rec: Record, keys: tuple[str, ...] = ()) -> dict[str, Any]:

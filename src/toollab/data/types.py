@@ -1,9 +1,10 @@
 """Benchmark type names → JSON Schema.
 
-Each benchmark spells parameter types its own way (Seal-Tools: Python names, BFCL: ``dict`` /
-``float`` / ``tuple`` / ``any``, ToolBench: ``STRING`` / ``NUMBER``).  A known name becomes a JSON
-Schema ``type``; a name without a faithful JSON Schema equivalent is kept under
-``x-original-type`` and leaves the value unconstrained.
+Each benchmark spells parameter types its own way (BFCL: ``dict`` / ``float`` / ``tuple`` /
+``any``, ToolBench: ``STRING`` / ``NUMBER``; Seal-Tools' Python names are read with its tool
+records, see :data:`toollab.tools.formats.PY_TO_JSON_TYPE`).  A known name becomes a JSON Schema
+``type``; a name without a faithful JSON Schema equivalent is kept under ``x-original-type`` and
+leaves the value unconstrained.
 """
 
 from __future__ import annotations
@@ -11,21 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 ORIGINAL_TYPE = "x-original-type"
-
-SEAL_TYPES: dict[str, str] = {
-    "str": "string",
-    "string": "string",
-    "int": "integer",
-    "integer": "integer",
-    "float": "number",
-    "number": "number",
-    "bool": "boolean",
-    "boolean": "boolean",
-    "list": "array",
-    "array": "array",
-    "dict": "object",
-    "object": "object",
-}
 
 BFCL_TYPES: dict[str, str | None] = {
     "dict": "object",

@@ -5,6 +5,16 @@ program by its final state (see :mod:`toollab.envs.base`).  ``get_env(name)`` bu
 ``env_names()`` lists them.
 """
 
+# importing the modules registers the built-in environments, in this order
+from toollab.envs import (
+    favourites,
+    home_search,
+    household,
+    scenarios,
+    spreadsheet,
+    trip_booking,
+    weather,
+)
 from toollab.envs.base import (
     CheckResult,
     EnvError,
@@ -16,10 +26,6 @@ from toollab.envs.base import (
     get_env,
     register_env,
 )
-
-# importing the modules registers the built-in environments, in this order
-from toollab.envs import home_search, trip_booking, weather, favourites, spreadsheet, household  # noqa: E402, I001
-from toollab.envs import scenarios  # noqa: E402
 
 #: ToolEyes scenario code -> full name
 SCENARIOS = {

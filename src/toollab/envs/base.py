@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar
 
 import jsonschema
@@ -113,12 +113,11 @@ def make_tool(
     returns: dict[str, Any] | None = None,
     category: str | None = None,
 ) -> Tool:
-    """A tool whose parameters object forbids unknown keys."""
+    """A tool with a JSON-schema parameters object (unknown keys are refused at execution)."""
     params: dict[str, Any] = {
         "type": "object",
         "properties": dict(properties or {}),
         "required": list(required),
-        "additionalProperties": False,
     }
     return Tool(
         name=name, description=description, parameters=params, returns=returns, category=category
@@ -182,7 +181,17 @@ class Environment(ABC):
         tool = self.tool(call.name)
         args = dict(call.arguments)
         if any(isinstance(v, Ref) for v in args.values()):
-            raise EnvError(f"{call.name}: unresolved reference in arguments", BAD_ARGUMENTS, call.name)
+            raise EnvError(
+                f"{call.name}: unresolved reference in arguments", BAD_ARGUMENTS, call.name
+            )
+        unknown = [k for k in args if k not in tool.properties]
+        if unknown:
+            raise EnvError(
+                f"{call.name}: unknown argument(s) {', '.join(map(repr, unknown))}; "
+                f"known: {', '.join(tool.properties) or 'none'}",
+                BAD_ARGUMENTS,
+                call.name,
+            )
         errors = sorted(self._validators[tool.name].iter_errors(args), key=lambda e: list(e.path))
         if errors:
             reasons = "; ".join(_schema_error(e) for e in errors[:3])
@@ -222,8 +231,12 @@ class Environment(ABC):
                 )
             except ToolExecutionError as exc:
                 return Execution(
-                    crashed=True, error=str(exc), reason=PRECONDITION, failed_call=i,
-                    observations=observations, n_calls=len(calls),
+                    crashed=True,
+                    error=str(exc),
+                    reason=PRECONDITION,
+                    failed_call=i,
+                    observations=observations,
+                    n_calls=len(calls),
                 )
             observations.append(obs)
             for j, label in enumerate(call.outputs):
@@ -239,11 +252,13 @@ class Environment(ABC):
                 best = CheckResult(success=f >= 1.0 - 1e-12, precision=p, recall=r, f1=f, label=i)
         return best
 
-    def label_states(self, programs: list[list[ToolCall]], seed: int) -> list[dict[str, Any]]:
+    def label_states(
+        self, programs: Sequence[Sequence[ToolCall]], seed: int
+    ) -> list[dict[str, Any]]:
         """Final states of the label programs; a label that crashes is an error in the data."""
         states = []
         for k, prog in enumerate(programs):
-            ex = self.run(prog, seed)
+            ex = self.run(list(prog), seed)
             if ex.crashed:
                 raise ToolExecutionError(
                     f"{self.name}: label program {k} does not execute: {ex.error}"
@@ -330,9 +345,29 @@ def _load_builtin() -> None:
     import toollab.envs  # noqa: F401  (importing the package registers the built-ins)
 
 
+#: the built-in environments, in the order they are listed and run
+BUILTIN_ORDER = (
+    "home_search",
+    "trip_booking",
+    "weather",
+    "favourites",
+    "spreadsheet",
+    "household",
+    "text_generation",
+    "data_understanding",
+    "realtime_search",
+    "workspace",
+    "personal_life",
+    "info_retrieval",
+    "finance",
+)
+
+
 def env_names() -> list[str]:
+    """Registered environments: the built-ins in :data:`BUILTIN_ORDER`, then any others."""
     _load_builtin()
-    return list(_ENVS)
+    rank = {n: i for i, n in enumerate(BUILTIN_ORDER)}
+    return sorted(_ENVS, key=lambda n: (rank.get(n, len(rank)), list(_ENVS).index(n)))
 
 
 def env_class(name: str) -> type[Environment]:

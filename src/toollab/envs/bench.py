@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from toollab.envs.base import canonical_json
 from toollab.eval.record import Prediction
@@ -31,10 +31,12 @@ from toollab.schema import Decision, Instance, ToolCall
 
 DEFAULT_MODEL = "bundled:smollm2-135m"
 #: test instances per environment in a default run (sized to finish in ~10 min on 2 CPU cores)
-DEFAULT_LIMIT = 8
+DEFAULT_LIMIT = 6
 #: generation budget per environment: long programs need more tokens
-MAX_TOKENS: dict[str, int] = {"home_search": 160, "trip_booking": 192, "household": 160}
+MAX_TOKENS: dict[str, int] = {"home_search": 144, "trip_booking": 144, "household": 144}
 DEFAULT_MAX_TOKENS = 96
+#: size of the training set the test split's API complexity is measured against
+REFERENCE_TRAIN = 100
 
 
 @dataclass
@@ -93,7 +95,9 @@ class BenchResult:
 
 
 # -- per-call matching ------------------------------------------------------------------------------
-def call_counts(pred: Sequence[ToolCall], gold: Sequence[ToolCall]) -> tuple[int, int, int, int, int, int]:
+def call_counts(
+    pred: Sequence[ToolCall], gold: Sequence[ToolCall]
+) -> tuple[int, int, int, int, int, int]:
     """(correct tools, predicted tools, gold tools, correct params, predicted params, gold params).
 
     Calls are matched one to one: each gold call takes the not-yet-matched predicted call of the
@@ -106,16 +110,25 @@ def call_counts(pred: Sequence[ToolCall], gold: Sequence[ToolCall]) -> tuple[int
         for j in free:
             if pred[j].name != g.name:
                 continue
-            score = sum(1 for k, v in pred[j].arguments.items()
-                        if k in g.arguments and canonical_json(v) == canonical_json(g.arguments[k]))
+            score = sum(
+                1
+                for k, v in pred[j].arguments.items()
+                if k in g.arguments and canonical_json(v) == canonical_json(g.arguments[k])
+            )
             if score > best_score:
                 best, best_score = j, score
         if best is not None:
             free.remove(best)
             ct += 1
             cp += best_score
-    return (ct, len(pred), len(gold), cp, sum(len(c.arguments) for c in pred),
-            sum(len(c.arguments) for c in gold))
+    return (
+        ct,
+        len(pred),
+        len(gold),
+        cp,
+        sum(len(c.arguments) for c in pred),
+        sum(len(c.arguments) for c in gold),
+    )
 
 
 def _f1(correct: int, predicted: int, gold: int) -> float | None:
@@ -180,19 +193,18 @@ def _round(v: float | None) -> float | None:
 def _household_lcs(calls: list[ToolCall], inst: Instance) -> float:
     from toollab.envs.household import normalized_lcs
 
-    refs = [list(inst.gold), *[list(a) for a in inst.alternatives]]
+    refs: list[Sequence[ToolCall]] = [inst.gold, *inst.alternatives]
     return max(normalized_lcs(calls, r) for r in refs)
 
 
 # -- the suite ----------------------------------------------------------------------------------------
-class Progress:
-    """What :func:`run_bench` reports to: one bar per environment."""
+class Progress(Protocol):
+    """What :func:`run_bench` reports to."""
 
-    def env_started(self, env: str, total: int) -> Any:  # returns the runner's progress sink
-        return None
+    def env_started(self, env: str, total: int) -> Any:
+        """An environment starts; returns the runner's progress sink for it (or None)."""
 
-    def env_finished(self, summary: EnvSummary) -> None:
-        return None
+    def env_finished(self, summary: EnvSummary) -> None: ...
 
 
 def run_bench(
@@ -224,8 +236,9 @@ def run_bench(
     load = model_factory or _load_model
     active = load(model)
     use_constraints = constrained and bool(getattr(active, "supports_constraints", False))
-    result = BenchResult(model=model, agent=agent, constrained=use_constraints, limit=limit, seed=seed,
-                         out=str(out))
+    result = BenchResult(
+        model=model, agent=agent, constrained=use_constraints, limit=limit, seed=seed, out=str(out)
+    )
     run_dirs: list[Path] = []
     try:
         for name in names:
@@ -234,8 +247,13 @@ def run_bench(
             data = out / "data" / f"{name}.jsonl"
             data.write_text("".join(i.model_dump_json() + "\n" for i in insts), encoding="utf-8")
             cfg = EvalConfig(
-                model=model, data=str(data), format="toollab", agent=agent, template=template,
-                constrained=use_constraints, seed=seed,
+                model=model,
+                data=str(data),
+                format="toollab",
+                agent=agent,
+                template=template,
+                constrained=use_constraints,
+                seed=seed,
                 max_tokens=max_tokens or MAX_TOKENS.get(name, DEFAULT_MAX_TOKENS),
             )
             run_dir = out / "runs" / name
@@ -245,7 +263,7 @@ def run_bench(
             summary = summarise(name, insts, preds)
             summary.seconds = round(time.perf_counter() - e0, 2)
             summary.run_dir = str(run_dir)
-            train = generate(name, "train", 200, seed, (1, 0, 0))
+            train = generate(name, "train", REFERENCE_TRAIN, seed, (1, 0, 0))
             summary.api_complexity = split_complexity(name, insts, train)
             result.envs.append(summary)
             run_dirs.append(run_dir)
@@ -272,6 +290,9 @@ def _write_report(run_dirs: list[Path], out: Path) -> str | None:
         return None
     from toollab.report import write_report
 
-    html, _md, _runs = write_report([str(d) for d in run_dirs], out / "report.html",
-                                    title="toollab bench: executable environments")
+    html, _md, _runs = write_report(
+        [str(d) for d in run_dirs],
+        out / "report.html",
+        title="toollab bench: executable environments",
+    )
     return str(html)

@@ -32,14 +32,26 @@ BREEDS = {
     "siam": "Siamese",
     "sphy": "Sphynx",
 }
-CATEGORIES = {1: "hats", 2: "space", 3: "sunglasses", 4: "boxes", 5: "ties", 6: "sinks", 7: "clothes"}
+CATEGORIES = {
+    1: "hats",
+    2: "space",
+    3: "sunglasses",
+    4: "boxes",
+    5: "ties",
+    6: "sinks",
+    7: "clothes",
+}
 MIME = ("jpg", "png", "gif")
 _ID_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
 
 def _img(image: dict[str, Any]) -> dict[str, Any]:
-    return {"id": image["id"], "breed_id": image["breed_id"], "category_id": image["category_id"],
-            "mime_type": image["mime_type"]}
+    return {
+        "id": image["id"],
+        "breed_id": image["breed_id"],
+        "category_id": image["category_id"],
+        "mime_type": image["mime_type"],
+    }
 
 
 @register_env("favourites")
@@ -55,28 +67,59 @@ class FavouritesEnv(Environment):
                 "Search images with filters.",
                 {
                     "limit": {"type": "integer", "minimum": 1, "maximum": 25, "default": 1},
-                    "breed_id": {"type": "string", "enum": list(BREEDS),
-                                 "description": ", ".join(f"{k}={v}" for k, v in BREEDS.items())},
-                    "category_id": {"type": "integer", "enum": list(CATEGORIES),
-                                    "description": ", ".join(f"{k}={v}" for k, v in CATEGORIES.items())},
+                    "breed_id": {
+                        "type": "string",
+                        "enum": list(BREEDS),
+                        "description": ", ".join(f"{k}={v}" for k, v in BREEDS.items()),
+                    },
+                    "category_id": {
+                        "type": "integer",
+                        "enum": list(CATEGORIES),
+                        "description": ", ".join(f"{k}={v}" for k, v in CATEGORIES.items()),
+                    },
                     "mime_type": {"type": "string", "enum": list(MIME)},
-                    "order": {"type": "string", "enum": ["RANDOM", "ASC", "DESC"], "default": "RANDOM"},
+                    "order": {
+                        "type": "string",
+                        "enum": ["RANDOM", "ASC", "DESC"],
+                        "default": "RANDOM",
+                    },
                 },
             ),
-            make_tool("get_image", "One image by id.", {"image_id": {"type": "string"}}, ["image_id"]),
+            make_tool(
+                "get_image", "One image by id.", {"image_id": {"type": "string"}}, ["image_id"]
+            ),
             make_tool("list_breeds", "All breeds with their ids."),
             make_tool("list_categories", "All categories with their ids."),
             make_tool("list_favourites", "Your favourite images.", dict(sub)),
-            make_tool("add_favourite", "Add an image to your favourites.",
-                      {"image_id": {"type": "string"}, **sub}, ["image_id"]),
-            make_tool("delete_favourite", "Remove a favourite by its favourite id.",
-                      {"favourite_id": {"type": "integer"}}, ["favourite_id"]),
-            make_tool("vote", "Vote an image up (1) or down (-1).",
-                      {"image_id": {"type": "string"}, "value": {"type": "integer", "enum": [1, -1]}, **sub},
-                      ["image_id", "value"]),
+            make_tool(
+                "add_favourite",
+                "Add an image to your favourites.",
+                {"image_id": {"type": "string"}, **sub},
+                ["image_id"],
+            ),
+            make_tool(
+                "delete_favourite",
+                "Remove a favourite by its favourite id.",
+                {"favourite_id": {"type": "integer"}},
+                ["favourite_id"],
+            ),
+            make_tool(
+                "vote",
+                "Vote an image up (1) or down (-1).",
+                {
+                    "image_id": {"type": "string"},
+                    "value": {"type": "integer", "enum": [1, -1]},
+                    **sub,
+                },
+                ["image_id", "value"],
+            ),
             make_tool("list_votes", "Your votes.", dict(sub)),
-            make_tool("delete_vote", "Remove a vote by its vote id.",
-                      {"vote_id": {"type": "integer"}}, ["vote_id"]),
+            make_tool(
+                "delete_vote",
+                "Remove a vote by its vote id.",
+                {"vote_id": {"type": "integer"}},
+                ["vote_id"],
+            ),
         ]
 
     def reset(self, seed: int = 0) -> None:
@@ -84,12 +127,14 @@ class FavouritesEnv(Environment):
         rng = random.Random(f"favourites:{seed}")
         self.images: list[dict[str, Any]] = []
         for _ in range(40):
-            self.images.append({
-                "id": "".join(rng.choice(_ID_CHARS) for _ in range(9)),
-                "breed_id": rng.choice(list(BREEDS)),
-                "category_id": rng.choice(list(CATEGORIES)),
-                "mime_type": rng.choice(MIME),
-            })
+            self.images.append(
+                {
+                    "id": "".join(rng.choice(_ID_CHARS) for _ in range(9)),
+                    "breed_id": rng.choice(list(BREEDS)),
+                    "category_id": rng.choice(list(CATEGORIES)),
+                    "mime_type": rng.choice(MIME),
+                }
+            )
         self.by_id = {im["id"]: im for im in self.images}
         self.next_fav = 232000 + rng.randrange(1000) * 10
         self.next_vote = 870000 + rng.randrange(1000) * 10
@@ -128,12 +173,21 @@ class FavouritesEnv(Environment):
         return self.by_id[image_id]
 
     # -- handlers ------------------------------------------------------------------------------
-    def do_search_images(self, limit: int, order: str, breed_id: str | None = None,
-                         category_id: int | None = None, mime_type: str | None = None) -> dict[str, Any]:
-        hits = [im for im in self.images
-                if (breed_id is None or im["breed_id"] == breed_id)
-                and (category_id is None or im["category_id"] == category_id)
-                and (mime_type is None or im["mime_type"] == mime_type)]
+    def do_search_images(
+        self,
+        limit: int,
+        order: str,
+        breed_id: str | None = None,
+        category_id: int | None = None,
+        mime_type: str | None = None,
+    ) -> dict[str, Any]:
+        hits = [
+            im
+            for im in self.images
+            if (breed_id is None or im["breed_id"] == breed_id)
+            and (category_id is None or im["category_id"] == category_id)
+            and (mime_type is None or im["mime_type"] == mime_type)
+        ]
         if order == "ASC":
             hits.sort(key=lambda im: im["id"])
         elif order == "DESC":
@@ -147,11 +201,17 @@ class FavouritesEnv(Environment):
         return self.log.add({"kind": "image", **_img(self._image(image_id))})
 
     def do_list_breeds(self) -> dict[str, Any]:
-        return self.log.add({"kind": "breeds", "breeds": [{"id": k, "name": v} for k, v in BREEDS.items()]})
+        return self.log.add(
+            {"kind": "breeds", "breeds": [{"id": k, "name": v} for k, v in BREEDS.items()]}
+        )
 
     def do_list_categories(self) -> dict[str, Any]:
-        return self.log.add({"kind": "categories",
-                             "categories": [{"id": k, "name": v} for k, v in CATEGORIES.items()]})
+        return self.log.add(
+            {
+                "kind": "categories",
+                "categories": [{"id": k, "name": v} for k, v in CATEGORIES.items()],
+            }
+        )
 
     def do_list_favourites(self, sub_id: str | None = None) -> dict[str, Any]:
         favs = [f for f in self.favourites.values() if sub_id is None or f["sub_id"] == sub_id]
@@ -160,7 +220,9 @@ class FavouritesEnv(Environment):
     def do_add_favourite(self, image_id: str, sub_id: str = "me") -> dict[str, Any]:
         self._image(image_id)
         if any(f["image_id"] == image_id for f in self.favourites.values()):
-            raise EnvError(f"image {image_id!r} is already a favourite (DUPLICATE_FAVOURITE)", BAD_VALUE)
+            raise EnvError(
+                f"image {image_id!r} is already a favourite (DUPLICATE_FAVOURITE)", BAD_VALUE
+            )
         return {"message": "SUCCESS", "id": self._add_fav(image_id, sub_id)}
 
     def do_delete_favourite(self, favourite_id: int) -> dict[str, Any]:

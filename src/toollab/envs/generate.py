@@ -21,7 +21,7 @@ import hashlib
 import random
 from collections import Counter
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from toollab.envs.base import Environment, env_class, env_names
@@ -51,7 +51,9 @@ def _stable(text: str) -> int:
 
 def task_set(env: str) -> TaskSet:
     if env not in TASKSETS:
-        raise UsageError(f"no goal templates for environment {env!r}{did_you_mean(env, list(TASKSETS))}")
+        raise UsageError(
+            f"no goal templates for environment {env!r}{did_you_mean(env, list(TASKSETS))}"
+        )
     return TASKSETS[env]
 
 
@@ -64,7 +66,7 @@ def _draw(ts: TaskSet, env: Environment, rng: random.Random) -> tuple[str, int, 
     return name, env_seed, ts.templates[name](rng, env)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _combo_plan(env_name: str) -> tuple[frozenset[Combo], frozenset[Combo]]:
     """(every combination seen in a fixed probe, the ones reserved for the test split)."""
     ts = task_set(env_name)
@@ -74,8 +76,10 @@ def _combo_plan(env_name: str) -> tuple[frozenset[Combo], frozenset[Combo]]:
     for _ in range(_PROBE):
         _name, _seed, task = _draw(ts, env, rng)
         seen.add(api_combo(task.calls))
-    free = sorted((c for c in seen if not set(c) & set(ts.held_out_tools)),
-                  key=lambda c: _stable(f"{env_name}|{'+'.join(c)}"))
+    free = sorted(
+        (c for c in seen if not set(c) & set(ts.held_out_tools)),
+        key=lambda c: _stable(f"{env_name}|{'+'.join(c)}"),
+    )
     k = max(1, round(len(free) * ts.test_fraction)) if len(free) > 1 else 0
     return frozenset(seen), frozenset(free[:k])
 
@@ -94,7 +98,9 @@ def is_test_combo(env_name: str, combo: Combo) -> bool:
 def _counts(n: int, mix: Sequence[float]) -> tuple[int, int, int]:
     total = sum(mix)
     if len(mix) != 3 or total <= 0 or any(m < 0 for m in mix):
-        raise UsageError(f"mix must be three non-negative shares (call, nocall, nosearch), got {list(mix)}")
+        raise UsageError(
+            f"mix must be three non-negative shares (call, nocall, nosearch), got {list(mix)}"
+        )
     no_call = round(n * mix[1] / total)
     no_search = round(n * mix[2] / total)
     return n - no_call - no_search, no_call, no_search
@@ -109,14 +115,18 @@ def generate(
 ) -> list[Instance]:
     """``n`` instances of one environment's ``split``; deterministic in all arguments."""
     if split not in SPLITS:
-        raise UsageError(f"unknown split {split!r}{did_you_mean(split, list(SPLITS))}; known: {', '.join(SPLITS)}")
+        raise UsageError(
+            f"unknown split {split!r}{did_you_mean(split, list(SPLITS))}; known: {', '.join(SPLITS)}"
+        )
     if n < 0:
         raise UsageError(f"n must be >= 0, got {n}")
     ts = task_set(env_name)
     env = env_class(env_name)()
     rng = random.Random(f"{env_name}|{split}|{seed}")
     n_call, n_nocall, n_nosearch = _counts(n, mix)
-    kinds = [Decision.CALL] * n_call + [Decision.NO_CALL] * n_nocall + [Decision.NO_SEARCH] * n_nosearch
+    kinds = (
+        [Decision.CALL] * n_call + [Decision.NO_CALL] * n_nocall + [Decision.NO_SEARCH] * n_nosearch
+    )
     rng.shuffle(kinds)
     seen: set[str] = set()
     out: list[Instance] = []
@@ -137,7 +147,9 @@ def _base(env: Environment, env_seed: int, **kw: Any) -> dict[str, Any]:
     return {"source": f"env:{env.name}", "category": env.scenario, "metadata": meta, **kw}
 
 
-def _call_instance(ts: TaskSet, env: Environment, rng: random.Random, split: str, seen: set[str]) -> Instance:
+def _call_instance(
+    ts: TaskSet, env: Environment, rng: random.Random, split: str, seen: set[str]
+) -> Instance:
     want_test = split == "test"
     for _attempt in range(2000):
         name, env_seed, task = _draw(ts, env, rng)
@@ -157,7 +169,11 @@ def _call_instance(ts: TaskSet, env: Environment, rng: random.Random, split: str
             gold=task.calls,
             alternatives=task.alternatives,
             decision=Decision.CALL,
-            **_base(env, env_seed, metadata={"template": name, "api_combo": list(combo), **task.metadata}),
+            **_base(
+                env,
+                env_seed,
+                metadata={"template": name, "api_combo": list(combo), **task.metadata},
+            ),
         )
     raise UsageError(f"{ts.env}: could not draw a {split} instance (no template fits the split)")
 
@@ -166,10 +182,14 @@ def _check_gold(env: Environment, env_seed: int, task: Task, template: str) -> N
     for k, prog in enumerate([task.calls, *task.alternatives]):
         ex = env.run(list(prog), env_seed)
         if ex.crashed:
-            raise RuntimeError(f"{env.name} template {template!r}: program {k} does not execute: {ex.error}")
+            raise RuntimeError(
+                f"{env.name} template {template!r}: program {k} does not execute: {ex.error}"
+            )
 
 
-def _no_call_instance(env_name: str, env: Environment, rng: random.Random, seen: set[str]) -> Instance:
+def _no_call_instance(
+    env_name: str, env: Environment, rng: random.Random, seen: set[str]
+) -> Instance:
     donors = [e for e in env_names() if e != env_name and e in TASKSETS and e not in _NOT_DONORS]
     donor = donors[rng.randrange(len(donors))]
     denv = env_class(donor)()
@@ -193,12 +213,34 @@ def _household_tools(rng: random.Random) -> list[Any]:
     return sorted(rng.sample(env.tools, N_TOOLS), key=lambda t: env.tool_names.index(t.name))
 
 
-_UNITS = [("minutes", "hours", 60), ("seconds", "minutes", 60), ("centimeters", "meters", 100),
-          ("grams", "kilograms", 1000), ("months", "years", 12), ("days", "weeks", 7)]
-_PLURALS = {"mouse": "mice", "child": "children", "foot": "feet", "person": "people", "tooth": "teeth",
-            "goose": "geese", "leaf": "leaves", "knife": "knives"}
-_OPPOSITES = {"hot": "cold", "early": "late", "empty": "full", "ancient": "modern", "rough": "smooth",
-              "generous": "stingy", "shallow": "deep", "noisy": "quiet"}
+_UNITS = [
+    ("minutes", "hours", 60),
+    ("seconds", "minutes", 60),
+    ("centimeters", "meters", 100),
+    ("grams", "kilograms", 1000),
+    ("months", "years", 12),
+    ("days", "weeks", 7),
+]
+_PLURALS = {
+    "mouse": "mice",
+    "child": "children",
+    "foot": "feet",
+    "person": "people",
+    "tooth": "teeth",
+    "goose": "geese",
+    "leaf": "leaves",
+    "knife": "knives",
+}
+_OPPOSITES = {
+    "hot": "cold",
+    "early": "late",
+    "empty": "full",
+    "ancient": "modern",
+    "rough": "smooth",
+    "generous": "stingy",
+    "shallow": "deep",
+    "noisy": "quiet",
+}
 
 
 def no_search_question(rng: random.Random) -> tuple[str, str]:
@@ -227,12 +269,20 @@ def _no_search_instance(env: Environment, rng: random.Random, seen: set[str]) ->
             break
     seen.add(q)
     tools = env.tools if env.name != "household" else _household_tools(rng)
-    return Instance(id="", query=q, tools=tools, decision=Decision.NO_SEARCH, answer=a,
-                    **_base(env, rng.randrange(100_000), metadata={"template": "nosearch"}))
+    return Instance(
+        id="",
+        query=q,
+        tools=tools,
+        decision=Decision.NO_SEARCH,
+        answer=a,
+        **_base(env, rng.randrange(100_000), metadata={"template": "nosearch"}),
+    )
 
 
 # -- API complexity --------------------------------------------------------------------------------
-def split_complexity(env_name: str, tests: Sequence[Instance], examples: Sequence[Instance]) -> float | None:
+def split_complexity(
+    env_name: str, tests: Sequence[Instance], examples: Sequence[Instance]
+) -> float | None:
     """SambaNova's API complexity score of ``tests`` against ``examples`` (Call instances only)."""
     from toollab.eval.metrics.execution import api_complexity_score
 

@@ -40,7 +40,9 @@ CRITERIA: dict[str, tuple[str, str, str]] = {
 
 @register_env("home_search")
 class HomeSearchEnv(Environment):
-    description = "Search homes to buy or rent: set the location, buy or rent, criteria, then search."
+    description = (
+        "Search homes to buy or rent: set the location, buy or rent, criteria, then search."
+    )
     scenario = "PL"
 
     def build_tools(self) -> list[Tool]:
@@ -48,7 +50,7 @@ class HomeSearchEnv(Environment):
             make_tool(
                 "set_location",
                 "Set the city to search in. Must be the first call.",
-                {"location": {"type": "string", "description": "City name, e.g. Palo Alto."}},
+                {"location": {"type": "string"}},
                 ["location"],
             ),
             make_tool(

@@ -11,6 +11,7 @@ reported as ``lcs`` (:meth:`HouseholdEnv.extra_scores`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from toollab.envs.base import (
@@ -130,7 +131,9 @@ ACTIONS: dict[str, tuple[int, str]] = {
 
 def action_text(call: ToolCall) -> str:
     """``Find(apple)`` / ``PutIn(apple, fridge)``: the form plans are compared in."""
-    args = [str(call.arguments[k]).strip().lower() for k in ("object", "target") if k in call.arguments]
+    args = [
+        str(call.arguments[k]).strip().lower() for k in ("object", "target") if k in call.arguments
+    ]
     return f"{call.name}({', '.join(args)})"
 
 
@@ -144,7 +147,7 @@ def lcs_len(a: list[str], b: list[str]) -> int:
     return prev[-1]
 
 
-def normalized_lcs(pred: list[ToolCall], ref: list[ToolCall]) -> float:
+def normalized_lcs(pred: Sequence[ToolCall], ref: Sequence[ToolCall]) -> float:
     """LCS of the action texts divided by the longer length (SambaNova's VirtualHome score)."""
     a, b = [action_text(c) for c in pred], [action_text(c) for c in ref]
     if not a and not b:
@@ -180,13 +183,20 @@ class HouseholdEnv(Environment):
             if "pluggable" in props:
                 st["plugged"] = True
             self.world[name] = st
-        self.agent: dict[str, Any] = {"room": "bedroom", "posture": "standing", "holding": [], "asleep": False}
+        self.agent: dict[str, Any] = {
+            "room": "bedroom",
+            "posture": "standing",
+            "holding": [],
+            "asleep": False,
+        }
         self.near: set[str] = set()
         self._initial = self._snapshot()
 
     def _snapshot(self) -> dict[str, Any]:
         snap = {f"{o}.{k}": v for o, st in self.world.items() for k, v in st.items()}
-        snap.update({f"agent.{k}": sorted(v) if isinstance(v, list) else v for k, v in self.agent.items()})
+        snap.update(
+            {f"agent.{k}": sorted(v) if isinstance(v, list) else v for k, v in self.agent.items()}
+        )
         return snap
 
     def state(self) -> dict[str, Any]:
@@ -196,14 +206,20 @@ class HouseholdEnv(Environment):
     def extra_scores(self, pred: list[ToolCall], labels: list[list[ToolCall]]) -> dict[str, float]:
         return {"lcs": max((normalized_lcs(pred, ref) for ref in labels), default=0.0)}
 
+    @staticmethod
+    def normalize(call: ToolCall) -> ToolCall:
+        """Object names forgive case and spaces (``"Remote Control"`` -> ``remote_control``)."""
+        args = {
+            k: (v.strip().lower().replace(" ", "_") if isinstance(v, str) else v)
+            for k, v in call.arguments.items()
+        }
+        return call.model_copy(update={"arguments": args})
+
     def execute(self, call: ToolCall) -> Any:
-        tool = self.tool(call.name)
-        # object names: case and spaces are forgiven ("Remote Control" -> remote_control)
-        args = {k: (v.strip().lower().replace(" ", "_") if isinstance(v, str) else v)
-                for k, v in call.arguments.items()}
+        self.tool(call.name)  # unknown action -> EnvError first
         if self.agent["asleep"] and call.name != "WakeUp":
             raise EnvError("the agent is asleep; WakeUp first", PRECONDITION)
-        return super().execute(call.model_copy(update={"arguments": args})) if tool else None
+        return super().execute(self.normalize(call))
 
     # -- helpers ---------------------------------------------------------------------------------
     def _obj(self, name: str, prop: str | None = None) -> dict[str, Any]:
@@ -254,7 +270,9 @@ class HouseholdEnv(Environment):
             return f"in {target}"
         self._obj(target)
         if self._inside_closed(target):
-            raise EnvError(f"{target} is inside the closed {self.world[target]['location']}", PRECONDITION)
+            raise EnvError(
+                f"{target} is inside the closed {self.world[target]['location']}", PRECONDITION
+            )
         room = self._room_of(target)
         if room != self.agent["room"]:
             self.near = set()

@@ -24,24 +24,43 @@ from toollab.envs.base import (
     make_tool,
     register_env,
 )
+from toollab.errors import BackendError
 from toollab.schema import Tool
 
 #: the bundled sheets: title -> (columns, row factory)
 SHEETS: dict[str, tuple[list[str], list[list[Any]]]] = {
     "products": (
         ["Product", "Cost", "Price", "Stock"],
-        [["beef", 8, 12, 40], ["pork", 5, 9, 25], ["chicken", 4, 7, 60], ["lamb", 9, 15, 12],
-         ["duck", 7, 11, 8], ["fish", 6, 10, 30]],
+        [
+            ["beef", 8, 12, 40],
+            ["pork", 5, 9, 25],
+            ["chicken", 4, 7, 60],
+            ["lamb", 9, 15, 12],
+            ["duck", 7, 11, 8],
+            ["fish", 6, 10, 30],
+        ],
     ),
     "staff": (
         ["Name", "Dept", "Salary", "Age"],
-        [["Ana", "Sales", 52000, 34], ["Ben", "IT", 61000, 29], ["Cleo", "HR", 48000, 41],
-         ["Dev", "IT", 70000, 38], ["Eli", "Sales", 45000, 25], ["Fay", "HR", 50000, 31]],
+        [
+            ["Ana", "Sales", 52000, 34],
+            ["Ben", "IT", 61000, 29],
+            ["Cleo", "HR", 48000, 41],
+            ["Dev", "IT", 70000, 38],
+            ["Eli", "Sales", 45000, 25],
+            ["Fay", "HR", 50000, 31],
+        ],
     ),
     "grades": (
         ["Student", "Math", "Science", "English"],
-        [["Liam", 78, 85, 90], ["Mia", 92, 88, 79], ["Noah", 65, 70, 72], ["Olga", 88, 94, 91],
-         ["Pia", 73, 60, 84], ["Raj", 95, 91, 87]],
+        [
+            ["Liam", 78, 85, 90],
+            ["Mia", 92, 88, 79],
+            ["Noah", 65, 70, 72],
+            ["Olga", 88, 94, 91],
+            ["Pia", 73, 60, 84],
+            ["Raj", 95, 91, 87],
+        ],
     ),
 }
 SHEET_NAMES = tuple(SHEETS)
@@ -50,7 +69,10 @@ _CELL = re.compile(r"^([A-Z]{1,2})([1-9]\d*)$")
 _RANGE = re.compile(r"\b([A-Z]{1,2}[1-9]\d*):([A-Z]{1,2}[1-9]\d*)\b")
 _VALUE = {"type": ["string", "number"]}
 _BIN: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
 }
 
 
@@ -116,32 +138,79 @@ class SpreadsheetEnv(Environment):
     scenario = "AM"
 
     def build_tools(self) -> list[Tool]:
-        cell = {"cell": {"type": "string", "pattern": "^[A-Z]{1,2}[1-9][0-9]*$", "description": "A1 notation; row 1 is the header."}}
+        cell = {
+            "cell": {
+                "type": "string",
+                "pattern": "^[A-Z]{1,2}[1-9][0-9]*$",
+                "description": "A1 notation; row 1 is the header.",
+            }
+        }
         col = {"column": {"type": "string", "description": "Column header name."}}
         return [
-            make_tool("update_cell", "Write a value into a cell.", {**cell, "value": _VALUE}, ["cell", "value"]),
-            make_tool("write_formula", "Write a formula such as =SUM(B2:B5) or =B2*C2 into a cell.",
-                      {**cell, "formula": {"type": "string", "pattern": "^="}}, ["cell", "formula"]),
-            make_tool("sort_rows", "Sort the data rows by a column.",
-                      {**col, "ascending": {"type": "boolean", "default": True}}, ["column"]),
-            make_tool("add_row", "Append a data row; values maps column names to values.",
-                      {"values": {"type": "object", "additionalProperties": _VALUE}}, ["values"]),
-            make_tool("delete_row", "Delete a data row by its sheet row number (2 = first data row).",
-                      {"row": {"type": "integer", "minimum": 2}}, ["row"]),
-            make_tool("add_column", "Append a column filled with one value.",
-                      {**col, "fill": {**_VALUE, "default": ""}}, ["column"]),
+            make_tool(
+                "update_cell",
+                "Write a value into a cell.",
+                {**cell, "value": _VALUE},
+                ["cell", "value"],
+            ),
+            make_tool(
+                "write_formula",
+                "Write a formula such as =SUM(B2:B5) or =B2*C2 into a cell.",
+                {**cell, "formula": {"type": "string", "pattern": "^="}},
+                ["cell", "formula"],
+            ),
+            make_tool(
+                "sort_rows",
+                "Sort the data rows by a column.",
+                {**col, "ascending": {"type": "boolean", "default": True}},
+                ["column"],
+            ),
+            make_tool(
+                "add_row",
+                "Append a data row; values maps column names to values.",
+                {"values": {"type": "object", "additionalProperties": _VALUE}},
+                ["values"],
+            ),
+            make_tool(
+                "delete_row",
+                "Delete a data row by its sheet row number (2 = first data row).",
+                {"row": {"type": "integer", "minimum": 2}},
+                ["row"],
+            ),
+            make_tool(
+                "add_column",
+                "Append a column filled with one value.",
+                {**col, "fill": {**_VALUE, "default": ""}},
+                ["column"],
+            ),
             make_tool("delete_column", "Delete a column.", dict(col), ["column"]),
-            make_tool("rename_column", "Rename a column.", {**col, "new_name": {"type": "string"}},
-                      ["column", "new_name"]),
-            make_tool("add_computed_column", "Append a column computed per row, e.g. expression 'Price - Cost'.",
-                      {**col, "expression": {"type": "string"}}, ["column", "expression"]),
-            make_tool("filter_rows", "Keep only the data rows where the condition holds.",
-                      {**col, "operator": {"type": "string", "enum": list(OPERATORS)}, "value": _VALUE},
-                      ["column", "operator", "value"]),
+            make_tool(
+                "rename_column",
+                "Rename a column.",
+                {**col, "new_name": {"type": "string"}},
+                ["column", "new_name"],
+            ),
+            make_tool(
+                "add_computed_column",
+                "Append a column computed per row, e.g. expression 'Price - Cost'.",
+                {**col, "expression": {"type": "string"}},
+                ["column", "expression"],
+            ),
+            make_tool(
+                "filter_rows",
+                "Keep only the data rows where the condition holds.",
+                {**col, "operator": {"type": "string", "enum": list(OPERATORS)}, "value": _VALUE},
+                ["column", "operator", "value"],
+            ),
         ]
 
     def reset(self, seed: int = 0) -> None:
-        import pandas as pd
+        try:
+            import pandas as pd
+        except ImportError as exc:  # pandas is an optional dependency (the eval extra)
+            raise BackendError(
+                "the spreadsheet environment needs pandas: pip install 'toollab[eval]'"
+            ) from exc
 
         self.seed = seed
         self.title, cols, rows = sheet_for_seed(seed)
@@ -163,7 +232,9 @@ class SpreadsheetEnv(Environment):
         for c in self.df.columns:
             if str(c).lower() == name.strip().lower():
                 return str(c)
-        raise EnvError(f"no column {name!r}; columns: {', '.join(map(str, self.df.columns))}", NOT_FOUND)
+        raise EnvError(
+            f"no column {name!r}; columns: {', '.join(map(str, self.df.columns))}", NOT_FOUND
+        )
 
     def _cell(self, cell: str) -> tuple[int, int]:
         m = _CELL.match(cell.strip().upper())
@@ -231,7 +302,9 @@ class SpreadsheetEnv(Environment):
     def do_sort_rows(self, column: str, ascending: bool) -> str:
         col = self._column(column)
         try:
-            self.df = self.df.sort_values(col, ascending=ascending, kind="mergesort").reset_index(drop=True)
+            self.df = self.df.sort_values(col, ascending=ascending, kind="mergesort").reset_index(
+                drop=True
+            )
         except TypeError as exc:
             raise EnvError(f"column {col!r} mixes text and numbers: {exc}", BAD_VALUE) from exc
         return "ok"
@@ -268,7 +341,11 @@ class SpreadsheetEnv(Environment):
             raise EnvError(f"column {column!r} already exists", BAD_VALUE)
         values = []
         for i in range(len(self.df)):
-            values.append(norm_value(evaluate(expression, lambda n, i=i: self._row_name(n, i))))
+
+            def name(n: str, i: int = i) -> Any:
+                return self._row_name(n, i)
+
+            values.append(norm_value(evaluate(expression, name)))
         self.df[column] = values
         return "ok"
 
@@ -326,7 +403,11 @@ def evaluate(expr: str, name: Callable[[str], Any]) -> Any:
             if isinstance(node.op, ast.Div) and b == 0:
                 raise EnvError("division by zero", BAD_VALUE)
             return _BIN[type(node.op)](a, b)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id.upper() in _FUNCS:
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id.upper() in _FUNCS
+        ):
             xs: list[Any] = []
             for arg in node.args:
                 v = ev(arg)

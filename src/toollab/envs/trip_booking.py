@@ -34,8 +34,8 @@ TRANSPORT = ("flight", "train", "bus", "cruise")
 SEAT_CLASSES = ("economy", "premium economy", "business", "first")
 DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
 
-_LOC = {"location": {"type": "string", "description": "Place name, e.g. Fort Worth."}}
-_DATE = {"date": {"type": "string", "pattern": DATE_PATTERN, "description": "YYYY-MM-DD"}}
+_LOC = {"location": {"type": "string"}}
+_DATE = {"date": {"type": "string", "pattern": DATE_PATTERN}}
 
 #: setters: tool -> (criteria key, description, parameter name, JSON schema, kind)
 _SETTERS: dict[str, tuple[str, str, str, dict[str, Any], str]] = {
@@ -46,16 +46,76 @@ _SETTERS: dict[str, tuple[str, str, str, dict[str, Any], str]] = {
     "set_return_date": ("return_date", "Day of the return trip.", "date", _DATE["date"], "date"),
     "set_checkin_date": ("checkin_date", "Hotel check-in day.", "date", _DATE["date"], "date"),
     "set_checkout_date": ("checkout_date", "Hotel check-out day.", "date", _DATE["date"], "date"),
-    "set_num_adults": ("num_adults", "Number of adults.", "num_adults", {"type": "integer", "minimum": 1}, "raw"),
-    "set_num_children": ("num_children", "Number of children.", "num_children", {"type": "integer", "minimum": 0}, "raw"),
-    "set_num_rooms": ("num_rooms", "Number of hotel rooms.", "num_rooms", {"type": "integer", "minimum": 1}, "raw"),
-    "set_min_ticket_price": ("min_price_ticket", "Minimum ticket price.", "price", {"type": "number", "minimum": 0}, "raw"),
-    "set_max_ticket_price": ("max_price_ticket", "Maximum ticket price.", "price", {"type": "number", "minimum": 0}, "raw"),
-    "set_min_room_price": ("min_price_room", "Minimum room price per night.", "price", {"type": "number", "minimum": 0}, "raw"),
-    "set_max_room_price": ("max_price_room", "Maximum room price per night.", "price", {"type": "number", "minimum": 0}, "raw"),
-    "select_room_type": ("room_type", "Room type, e.g. single, double, suite.", "room_type", {"type": "string"}, "raw"),
-    "set_min_hotel_rating": ("min_rating", "Minimum hotel star rating (1-5).", "stars", {"type": "integer", "minimum": 1, "maximum": 5}, "raw"),
-    "select_seat_class": ("seat_class", "Ticket class.", "seat_class", {"type": "string", "enum": list(SEAT_CLASSES)}, "raw"),
+    "set_num_adults": (
+        "num_adults",
+        "Number of adults.",
+        "num_adults",
+        {"type": "integer", "minimum": 1},
+        "raw",
+    ),
+    "set_num_children": (
+        "num_children",
+        "Number of children.",
+        "num_children",
+        {"type": "integer", "minimum": 0},
+        "raw",
+    ),
+    "set_num_rooms": (
+        "num_rooms",
+        "Number of hotel rooms.",
+        "num_rooms",
+        {"type": "integer", "minimum": 1},
+        "raw",
+    ),
+    "set_min_ticket_price": (
+        "min_price_ticket",
+        "Minimum ticket price.",
+        "price",
+        {"type": "number", "minimum": 0},
+        "raw",
+    ),
+    "set_max_ticket_price": (
+        "max_price_ticket",
+        "Maximum ticket price.",
+        "price",
+        {"type": "number", "minimum": 0},
+        "raw",
+    ),
+    "set_min_room_price": (
+        "min_price_room",
+        "Minimum room price per night.",
+        "price",
+        {"type": "number", "minimum": 0},
+        "raw",
+    ),
+    "set_max_room_price": (
+        "max_price_room",
+        "Maximum room price per night.",
+        "price",
+        {"type": "number", "minimum": 0},
+        "raw",
+    ),
+    "select_room_type": (
+        "room_type",
+        "Room type, e.g. single, double, suite.",
+        "room_type",
+        {"type": "string"},
+        "raw",
+    ),
+    "set_min_hotel_rating": (
+        "min_rating",
+        "Minimum hotel star rating (1-5).",
+        "stars",
+        {"type": "integer", "minimum": 1, "maximum": 5},
+        "raw",
+    ),
+    "select_seat_class": (
+        "seat_class",
+        "Ticket class.",
+        "seat_class",
+        {"type": "string", "enum": list(SEAT_CLASSES)},
+        "raw",
+    ),
 }
 
 REQUIRED = {

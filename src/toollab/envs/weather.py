@@ -50,25 +50,53 @@ CITIES: list[tuple[str, str, float, float, str]] = [
 ]
 UNITS = ("standard", "metric", "imperial")
 LANGS = ("en", "es", "fr", "de", "it", "pt")
-CONDITIONS = ("clear sky", "few clouds", "overcast clouds", "light rain", "thunderstorm", "snow", "mist")
+CONDITIONS = (
+    "clear sky",
+    "few clouds",
+    "overcast clouds",
+    "light rain",
+    "thunderstorm",
+    "snow",
+    "mist",
+)
 _TRANSLATIONS: dict[str, tuple[str, ...]] = {
     "en": CONDITIONS,
     "es": ("cielo claro", "algo de nubes", "nubes", "lluvia ligera", "tormenta", "nieve", "niebla"),
     "fr": ("ciel dégagé", "peu nuageux", "couvert", "pluie légère", "orage", "neige", "brume"),
-    "de": ("klarer Himmel", "ein paar Wolken", "bedeckt", "leichter Regen", "Gewitter", "Schnee", "Dunst"),
-    "it": ("cielo sereno", "poche nuvole", "nubi", "pioggia leggera", "temporale", "neve", "foschia"),
+    "de": (
+        "klarer Himmel",
+        "ein paar Wolken",
+        "bedeckt",
+        "leichter Regen",
+        "Gewitter",
+        "Schnee",
+        "Dunst",
+    ),
+    "it": (
+        "cielo sereno",
+        "poche nuvole",
+        "nubi",
+        "pioggia leggera",
+        "temporale",
+        "neve",
+        "foschia",
+    ),
     "pt": ("céu limpo", "algumas nuvens", "nublado", "chuva leve", "trovoada", "neve", "névoa"),
 }
 
-_UNITS = {"type": "string", "enum": list(UNITS), "default": "standard",
-          "description": "standard = Kelvin and m/s, metric = Celsius and m/s, imperial = Fahrenheit and mph"}
-_LANG = {"type": "string", "enum": list(LANGS), "default": "en", "description": "Language of descriptions."}
-_CITY = {"type": "string", "description": "City name, e.g. London."}
-_COUNTRY = {"type": "string", "description": "ISO country code, e.g. US."}
-_ZIP = {"type": "string", "description": "Postal code."}
+_UNITS = {
+    "type": "string",
+    "enum": list(UNITS),
+    "default": "standard",
+    "description": "standard=Kelvin, metric=Celsius, imperial=Fahrenheit",
+}
+_LANG = {"type": "string", "enum": list(LANGS), "default": "en"}
+_CITY = {"type": "string"}
+_COUNTRY = {"type": "string", "description": "e.g. US"}
+_ZIP = {"type": "string"}
 _LAT = {"type": "number", "minimum": -90, "maximum": 90}
 _LON = {"type": "number", "minimum": -180, "maximum": 180}
-_DAYS = {"type": "integer", "minimum": 1, "maximum": 7, "default": 5, "description": "Days ahead."}
+_DAYS = {"type": "integer", "minimum": 1, "maximum": 7, "default": 5}
 
 
 def _hash(*parts: Any) -> int:
@@ -83,26 +111,64 @@ class WeatherEnv(Environment):
     def build_tools(self) -> list[Tool]:
         u, lang = {"units": _UNITS}, {"lang": _LANG}
         return [
-            make_tool("current_weather_by_city", "Current weather in a city.",
-                      {"city": _CITY, "country_code": _COUNTRY, **u, **lang}, ["city"]),
-            make_tool("current_weather_by_zip", "Current weather for a zip code.",
-                      {"zip_code": _ZIP, "country_code": _COUNTRY, **u, **lang}, ["zip_code", "country_code"]),
-            make_tool("current_weather_by_coordinates", "Current weather at coordinates.",
-                      {"lat": _LAT, "lon": _LON, **u, **lang}, ["lat", "lon"]),
-            make_tool("forecast_by_city", "Daily forecast for a city.",
-                      {"city": _CITY, "days": _DAYS, **u, **lang}, ["city"]),
-            make_tool("forecast_by_zip", "Daily forecast for a zip code.",
-                      {"zip_code": _ZIP, "country_code": _COUNTRY, "days": _DAYS, **u}, ["zip_code", "country_code"]),
-            make_tool("forecast_by_coordinates", "Daily forecast at coordinates.",
-                      {"lat": _LAT, "lon": _LON, "days": _DAYS, **u}, ["lat", "lon"]),
-            make_tool("air_quality_by_coordinates", "Current air quality index and pollutants.",
-                      {"lat": _LAT, "lon": _LON}, ["lat", "lon"]),
-            make_tool("air_quality_forecast_by_coordinates", "Hourly air quality forecast.",
-                      {"lat": _LAT, "lon": _LON,
-                       "hours": {"type": "integer", "minimum": 1, "maximum": 24, "default": 3}},
-                      ["lat", "lon"]),
-            make_tool("geocode_city", "Coordinates of a city.",
-                      {"city": _CITY, "country_code": _COUNTRY}, ["city"]),
+            make_tool(
+                "current_weather_by_city",
+                "Current weather in a city.",
+                {"city": _CITY, "country_code": _COUNTRY, **u, **lang},
+                ["city"],
+            ),
+            make_tool(
+                "current_weather_by_zip",
+                "Current weather for a zip code.",
+                {"zip_code": _ZIP, "country_code": _COUNTRY, **u, **lang},
+                ["zip_code", "country_code"],
+            ),
+            make_tool(
+                "current_weather_by_coordinates",
+                "Current weather at coordinates.",
+                {"lat": _LAT, "lon": _LON, **u, **lang},
+                ["lat", "lon"],
+            ),
+            make_tool(
+                "forecast_by_city",
+                "Daily forecast for a city.",
+                {"city": _CITY, "days": _DAYS, **u, **lang},
+                ["city"],
+            ),
+            make_tool(
+                "forecast_by_zip",
+                "Daily forecast for a zip code.",
+                {"zip_code": _ZIP, "country_code": _COUNTRY, "days": _DAYS, **u},
+                ["zip_code", "country_code"],
+            ),
+            make_tool(
+                "forecast_by_coordinates",
+                "Daily forecast at coordinates.",
+                {"lat": _LAT, "lon": _LON, "days": _DAYS, **u},
+                ["lat", "lon"],
+            ),
+            make_tool(
+                "air_quality_by_coordinates",
+                "Current air quality index and pollutants.",
+                {"lat": _LAT, "lon": _LON},
+                ["lat", "lon"],
+            ),
+            make_tool(
+                "air_quality_forecast_by_coordinates",
+                "Hourly air quality forecast.",
+                {
+                    "lat": _LAT,
+                    "lon": _LON,
+                    "hours": {"type": "integer", "minimum": 1, "maximum": 24, "default": 3},
+                },
+                ["lat", "lon"],
+            ),
+            make_tool(
+                "geocode_city",
+                "Coordinates of a city.",
+                {"city": _CITY, "country_code": _COUNTRY},
+                ["city"],
+            ),
         ]
 
     def reset(self, seed: int = 0) -> None:
@@ -157,7 +223,9 @@ class WeatherEnv(Environment):
             i = CONDITIONS.index("light rain")
         return _TRANSLATIONS[lang][i]
 
-    def _day(self, rec: tuple[str, str, float, float, str], day: int, units: str, lang: str) -> dict[str, Any]:
+    def _day(
+        self, rec: tuple[str, str, float, float, str], day: int, units: str, lang: str
+    ) -> dict[str, Any]:
         return {
             "temp": self._convert(self._temp_c(rec, day), units),
             "humidity": 30 + _hash("hum", self.seed, rec[2], day) % 65,
@@ -165,54 +233,89 @@ class WeatherEnv(Environment):
             "description": self._condition(rec, day, lang),
         }
 
-    def _current(self, rec: tuple[str, str, float, float, str], units: str, lang: str) -> dict[str, Any]:
+    def _current(
+        self, rec: tuple[str, str, float, float, str], units: str, lang: str
+    ) -> dict[str, Any]:
         return self.log.add(
-            {"kind": "current", "place": self._place(rec), "units": units, "lang": lang,
-             **self._day(rec, 0, units, lang)}
+            {
+                "kind": "current",
+                "place": self._place(rec),
+                "units": units,
+                "lang": lang,
+                **self._day(rec, 0, units, lang),
+            }
         )
 
-    def _forecast(self, rec: tuple[str, str, float, float, str], days: int, units: str, lang: str) -> dict[str, Any]:
+    def _forecast(
+        self, rec: tuple[str, str, float, float, str], days: int, units: str, lang: str
+    ) -> dict[str, Any]:
         return self.log.add(
-            {"kind": "forecast", "place": self._place(rec), "units": units, "lang": lang,
-             "days": [self._day(rec, d, units, lang) for d in range(1, days + 1)]}
+            {
+                "kind": "forecast",
+                "place": self._place(rec),
+                "units": units,
+                "lang": lang,
+                "days": [self._day(rec, d, units, lang) for d in range(1, days + 1)],
+            }
         )
 
     def _aqi(self, rec: tuple[str, str, float, float, str], hour: int) -> dict[str, Any]:
         h = _hash("aqi", self.seed, rec[2], rec[3], hour)
-        return {"aqi": 1 + h % 5, "pm2_5": round((h % 700) / 10.0, 1), "o3": round((h % 1300) / 10.0, 1)}
+        return {
+            "aqi": 1 + h % 5,
+            "pm2_5": round((h % 700) / 10.0, 1),
+            "o3": round((h % 1300) / 10.0, 1),
+        }
 
     # -- handlers --------------------------------------------------------------------------------
-    def do_current_weather_by_city(self, city: str, units: str, lang: str, country_code: str | None = None) -> dict[str, Any]:
+    def do_current_weather_by_city(
+        self, city: str, units: str, lang: str, country_code: str | None = None
+    ) -> dict[str, Any]:
         return self._current(self._by_city(city, country_code), units, lang)
 
-    def do_current_weather_by_zip(self, zip_code: str, country_code: str, units: str, lang: str) -> dict[str, Any]:
+    def do_current_weather_by_zip(
+        self, zip_code: str, country_code: str, units: str, lang: str
+    ) -> dict[str, Any]:
         return self._current(self._by_zip(zip_code, country_code), units, lang)
 
-    def do_current_weather_by_coordinates(self, lat: float, lon: float, units: str, lang: str) -> dict[str, Any]:
+    def do_current_weather_by_coordinates(
+        self, lat: float, lon: float, units: str, lang: str
+    ) -> dict[str, Any]:
         return self._current(self._by_coords(lat, lon), units, lang)
 
     def do_forecast_by_city(self, city: str, days: int, units: str, lang: str) -> dict[str, Any]:
         return self._forecast(self._by_city(city, None), days, units, lang)
 
-    def do_forecast_by_zip(self, zip_code: str, country_code: str, days: int, units: str) -> dict[str, Any]:
+    def do_forecast_by_zip(
+        self, zip_code: str, country_code: str, days: int, units: str
+    ) -> dict[str, Any]:
         return self._forecast(self._by_zip(zip_code, country_code), days, units, "en")
 
-    def do_forecast_by_coordinates(self, lat: float, lon: float, days: int, units: str) -> dict[str, Any]:
+    def do_forecast_by_coordinates(
+        self, lat: float, lon: float, days: int, units: str
+    ) -> dict[str, Any]:
         return self._forecast(self._by_coords(lat, lon), days, units, "en")
 
     def do_air_quality_by_coordinates(self, lat: float, lon: float) -> dict[str, Any]:
         rec = self._by_coords(lat, lon)
         return self.log.add({"kind": "air_quality", "place": self._place(rec), **self._aqi(rec, 0)})
 
-    def do_air_quality_forecast_by_coordinates(self, lat: float, lon: float, hours: int) -> dict[str, Any]:
+    def do_air_quality_forecast_by_coordinates(
+        self, lat: float, lon: float, hours: int
+    ) -> dict[str, Any]:
         rec = self._by_coords(lat, lon)
         return self.log.add(
-            {"kind": "air_quality_forecast", "place": self._place(rec),
-             "hours": [self._aqi(rec, h) for h in range(1, hours + 1)]}
+            {
+                "kind": "air_quality_forecast",
+                "place": self._place(rec),
+                "hours": [self._aqi(rec, h) for h in range(1, hours + 1)],
+            }
         )
 
     def do_geocode_city(self, city: str, country_code: str | None = None) -> dict[str, Any]:
         if not city.strip():
             raise EnvError("city must not be empty", BAD_VALUE)
         rec = self._by_city(city, country_code)
-        return self.log.add({"kind": "geocode", "place": self._place(rec), "lat": rec[2], "lon": rec[3]})
+        return self.log.add(
+            {"kind": "geocode", "place": self._place(rec), "lat": rec[2], "lon": rec[3]}
+        )

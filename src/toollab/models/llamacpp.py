@@ -193,7 +193,8 @@ class LlamaCppModel(Model):
         if opts.grammar is not None:
             source, kind = opts.grammar, "gbnf"
         else:
-            source = json.dumps(opts.json_schema, sort_keys=True, ensure_ascii=False)
+            # keep the key order: it is the order the grammar makes the model write properties
+            source = json.dumps(opts.json_schema, ensure_ascii=False)
             kind = "schema"
         key = kind + ":" + hashlib.sha256(source.encode()).hexdigest()
         cached = self._grammars.get(key)

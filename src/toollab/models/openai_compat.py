@@ -103,13 +103,11 @@ class OpenAIModel(Model):
         loop = asyncio.get_running_loop()
         st = self._states.get(loop)
         if st is None:
-            import httpx
-
             openai = _import_openai()
             client = openai.AsyncOpenAI(
                 api_key=self.api_key,
                 base_url=self.base_url,
-                timeout=httpx.Timeout(self.timeout, connect=self.connect_timeout),
+                timeout=openai.Timeout(self.timeout, connect=self.connect_timeout),
                 max_retries=0,
             )
             st = _LoopState(client, asyncio.Semaphore(self.max_concurrency))

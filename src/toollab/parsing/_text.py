@@ -72,6 +72,13 @@ def match_bracket(text: str, start: int, quotes: str = "\"'") -> int | None:
     """
     if start >= len(text) or text[start] not in OPEN_TO_CLOSE:
         return None
+    end, broken = _closing(text, start, quotes)
+    return None if broken else end
+
+
+def _closing(text: str, start: int, quotes: str) -> tuple[int | None, bool]:
+    """Where the bracket opened at ``text[start]`` closes: ``(index, False)``; ``(index, True)``
+    at the first closer of the wrong kind; ``(None, False)`` when the text ends first."""
     stack = [OPEN_TO_CLOSE[text[start]]]
     i, n = start + 1, len(text)
     quote = ""
@@ -89,17 +96,17 @@ def match_bracket(text: str, start: int, quotes: str = "\"'") -> int | None:
             stack.append(OPEN_TO_CLOSE[c])
         elif c in CLOSERS:
             if c != stack.pop():
-                return None
+                return i, True
             if not stack:
-                return i
+                return i, False
         i += 1
-    return None
+    return None, False
 
 
 @dataclass(frozen=True)
 class Span:
-    """An outermost bracketed region; ``end`` is ``None`` when it is never closed (or broken by
-    a closer of the wrong kind, then ``broken`` is set)."""
+    """An outermost bracketed region; ``end`` is ``None`` when it is never closed, and
+    ``broken`` is set when a closer of the wrong kind (at ``end``) cuts it short."""
 
     start: int
     end: int | None
@@ -116,37 +123,15 @@ def outer_spans(text: str, openers: str = "{[", quotes: str = '"') -> list[Span]
     do not disturb the matching.  After a mismatched closer the scan restarts right after it.
     """
     spans: list[Span] = []
-    stack: list[str] = []
-    start = 0
-    quote = ""
     i, n = 0, len(text)
     while i < n:
-        c = text[i]
-        if not stack:
-            if c in openers:
-                stack.append(OPEN_TO_CLOSE[c])
-                start = i
-            i += 1
-            continue
-        if quote:
-            if c == "\\":
-                i += 2
-                continue
-            if c == quote:
-                quote = ""
-        elif c in quotes:
-            quote = c
-        elif c in OPEN_TO_CLOSE:
-            stack.append(OPEN_TO_CLOSE[c])
-        elif c in CLOSERS:
-            if c != stack.pop():
-                spans.append(Span(start, i, broken=True))
-                stack.clear()
-            elif not stack:
-                spans.append(Span(start, i))
+        if text[i] in openers:
+            end, broken = _closing(text, i, quotes)
+            spans.append(Span(i, end, broken))
+            if end is None:
+                break
+            i = end
         i += 1
-    if stack:
-        spans.append(Span(start, None))
     return spans
 
 

@@ -6,6 +6,7 @@ beside it, comparing the runs side by side.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from toollab.report.html import render_html
@@ -14,7 +15,7 @@ from toollab.report.runs import RunView, fmt_value, load_run, load_runs
 
 
 def write_report(
-    run_dirs: list[str | Path], out: str | Path, title: str = "toollab evaluation report"
+    run_dirs: Sequence[str | Path], out: str | Path, title: str = "toollab evaluation report"
 ) -> tuple[Path, Path, list[RunView]]:
     """Write the HTML page to ``out`` and the markdown summary beside it (``.md``)."""
     runs = load_runs(run_dirs)

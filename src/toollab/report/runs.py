@@ -7,6 +7,7 @@ Every page, table and summary formats a figure with :func:`fmt_value`, so a numb
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,7 +122,7 @@ def load_run(path: str | Path) -> RunView:
     return RunView(path=p, label=p.name or str(p), config=config, results=results)
 
 
-def load_runs(paths: list[str | Path]) -> list[RunView]:
+def load_runs(paths: Sequence[str | Path]) -> list[RunView]:
     """Several runs; labels are made unique (directory name, then parent/name)."""
     if not paths:
         raise InputError("give at least one run directory")

@@ -59,11 +59,12 @@ def gguf_chat_template(path: str | Path) -> str | None:
     p = Path(path)
     if not p.is_file():
         raise InputError("GGUF file not found", path=p)
-    try:
+    import importlib.util
+
+    if importlib.util.find_spec("llama_cpp") is not None:
+        # the metadata only (vocab_only): far faster than gguf's GGUFReader
         from llama_cpp import Llama
-    except ImportError:
-        Llama = None
-    if Llama is not None:  # reads the metadata only (vocab_only), far faster than GGUFReader
+
         llm = Llama(model_path=str(p), vocab_only=True, verbose=False)
         value = llm.metadata.get("tokenizer.chat_template")
         return value if isinstance(value, str) else None

@@ -46,7 +46,7 @@ from typing import Any, overload
 
 from toollab.errors import ToolSchemaError
 from toollab.schema import Tool
-from toollab.tools.formats import json_type_for
+from toollab.tools.formats import json_kind, json_type_for
 
 _SECTIONS = {
     "args": "args",
@@ -67,6 +67,9 @@ _SECTIONS = {
     "warnings": "other",
     "todo": "other",
 }
+#: enum values of one of these kinds give the enum a ``type``
+_SCALAR_KINDS = {"string", "integer", "number", "boolean"}
+
 _ENTRY = re.compile(r"^\s*\**(?P<name>[A-Za-z_]\w*)\s*(?:\((?P<type>[^)]*)\))?\s*:\s*(?P<desc>.*)$")
 _TYPED_ENTRY = re.compile(r"^\s*(?P<name>[A-Za-z_]\w*)\s*\((?P<type>[^)]*)\)\s*:\s*(?P<desc>.*)$")
 
@@ -214,9 +217,9 @@ class _Schemer:
 
     def _enum(self, values: list[Any]) -> dict[str, Any]:
         values = [v.value if isinstance(v, enum.Enum) else v for v in values]
-        kinds = {_kind(v) for v in values}
+        kinds = {json_kind(v) for v in values}
         schema: dict[str, Any] = {}
-        if len(kinds) == 1 and None not in kinds:
+        if len(kinds) == 1 and kinds <= _SCALAR_KINDS:
             schema["type"] = kinds.pop()
         schema["enum"] = values
         return schema
@@ -249,18 +252,6 @@ class _Schemer:
         schema = _strip_titles(schema)
         self.defs.update(schema.pop("$defs", {}))
         return schema
-
-
-def _kind(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return None
 
 
 def _strip_titles(schema: Any) -> Any:

@@ -88,25 +88,30 @@ def seal_field_schema(spec: Any) -> dict[str, Any]:
     return out
 
 
+def _seal_fields(tool: str, what: str, specs: Any) -> dict[str, Any]:
+    """Seal-Tools ``parameters`` or ``responses`` (name → {type, description}) → properties."""
+    if not isinstance(specs, dict):
+        raise ToolSchemaError(
+            f"tool {tool!r}: '{what}s' must be an object of name → {{type, description}}, "
+            f"got {type(specs).__name__}"
+        )
+    out: dict[str, Any] = {}
+    for name, spec in specs.items():
+        try:
+            out[name] = seal_field_schema(spec)
+        except ToolSchemaError as exc:
+            raise ToolSchemaError(f"tool {tool!r}: {what} {name!r}: {exc.problem}") from None
+    return out
+
+
 def seal_to_tool(record: dict[str, Any]) -> Tool:
-    """A Seal-Tools ``tool.jsonl`` record → :class:`Tool` (``field`` becomes the category)."""
+    """A Seal-Tools ``tool.jsonl`` record → :class:`Tool` (``field`` becomes the category; the
+    ``responses`` become an object schema of ``returns``, in order, when there are any)."""
     name = record.get("api_name")
     if not isinstance(name, str) or not name.strip():
         raise ToolSchemaError("tool has no name (Seal-Tools record without 'api_name')")
     params = record.get("parameters")
-    if params is None:
-        params = {}
-    if not isinstance(params, dict):
-        raise ToolSchemaError(
-            f"tool {name!r}: 'parameters' must be an object of name → {{type, description}}, "
-            f"got {type(params).__name__}"
-        )
-    properties: dict[str, Any] = {}
-    for pname, spec in params.items():
-        try:
-            properties[pname] = seal_field_schema(spec)
-        except ToolSchemaError as exc:
-            raise ToolSchemaError(f"tool {name!r}: parameter {pname!r}: {exc.problem}") from None
+    properties = _seal_fields(name, "parameter", {} if params is None else params)
     required = record.get("required")
     if required is None:
         required = []
@@ -115,22 +120,12 @@ def seal_to_tool(record: dict[str, Any]) -> Tool:
             f"tool {name!r}: 'required' must be a list of parameter names, got {type(required).__name__}"
         )
     parameters: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
-
-    returns: dict[str, Any] | None = None
     responses = record.get("responses")
+    returns: dict[str, Any] | None = None
     if responses is not None:
-        if not isinstance(responses, dict):
-            raise ToolSchemaError(
-                f"tool {name!r}: 'responses' must be an object of name → {{type, description}}, "
-                f"got {type(responses).__name__}"
-            )
-        rprops: dict[str, Any] = {}
-        for rname, spec in responses.items():
-            try:
-                rprops[rname] = seal_field_schema(spec)
-            except ToolSchemaError as exc:
-                raise ToolSchemaError(f"tool {name!r}: response {rname!r}: {exc.problem}") from None
-        returns = {"type": "object", "properties": rprops}
+        rprops = _seal_fields(name, "response", responses)
+        if rprops:
+            returns = {"type": "object", "properties": rprops}
 
     known = {"api_name", "api_description", "parameters", "required", "responses", "field"}
     metadata: dict[str, Any] = {"format": SEAL_FORMAT}

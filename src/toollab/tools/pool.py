@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toollab.data.jsonl import Scanned, read_text, scan_array, scan_lines
 from toollab.errors import InputError, ToolSchemaError, UnknownToolError, UsageError, did_you_mean
 from toollab.schema import Tool, ToolCall
 from toollab.tools.decorator import ToolFunction
@@ -88,66 +89,23 @@ class PoolEntry:
         return self.fn is not None
 
 
-def _line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
-
-
-#: ``(line, item in a JSON list, decoded value, problem)``
-_Record = Record
-
-
-def _records(path: Path, text: str) -> Iterator[_Record]:
-    """One :data:`_Record` per tool record of a pool file's text."""
-    stripped = text.lstrip()
-    if path.suffix.lower() == ".json" and stripped.startswith("["):
-        yield from _json_list_records(text)
-        return
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+def _records(path: Path, text: str) -> Iterator[Record]:
+    """One :data:`~toollab.tools.sources.Record` per tool record of a JSON pool file's text."""
+    if path.suffix.lower() == ".json" and text.lstrip().startswith("["):
+        return _malformed(scan_array(text))
+    if path.suffix.lower() == ".json" and text.strip():
         try:
-            yield n, None, json.loads(line), None
-        except json.JSONDecodeError as exc:
-            yield n, None, None, f"malformed JSON: {exc.msg} (column {exc.colno})"
+            whole = json.loads(text)
+        except json.JSONDecodeError:
+            whole = None
+        if isinstance(whole, dict) and isinstance(whole.get("tools"), list):
+            return _malformed(scan_array(text, text.index('"tools"'), whole=False))
+    return _malformed(scan_lines(text))
 
 
-def _json_list_records(text: str, start: int = 0, *, whole: bool = True) -> Iterator[_Record]:
-    """Elements of the JSON list at ``text[start:]``, each with the line it starts on."""
-    decoder = json.JSONDecoder()
-    i = text.index("[", start) + 1
-    n = len(text)
-
-    def skip(j: int) -> int:
-        while j < n and text[j] in " \t\r\n":
-            j += 1
-        return j
-
-    i = skip(i)
-    if i < n and text[i] == "]":
-        return
-    item = 0
-    while True:
-        i = skip(i)
-        item += 1
-        try:
-            value, end = decoder.raw_decode(text, i)
-        except json.JSONDecodeError as exc:
-            yield exc.lineno, item, None, f"malformed JSON: {exc.msg} (column {exc.colno})"
-            return
-        yield _line_of(text, i), item, value, None
-        i = skip(end)
-        if i < n and text[i] == ",":
-            i += 1
-            continue
-        if i < n and text[i] == "]":
-            rest = text[i + 1 :].strip()
-            if rest and whole:
-                line = _line_of(text, i + 1 + text[i + 1 :].index(rest[0]))
-                yield line, None, None, "malformed JSON: extra data after the list"
-            return
-        where = _line_of(text, min(i, n - 1)) if n else 1
-        yield where, item, None, "malformed JSON: expected ',' or ']' after a list element"
-        return
+def _malformed(scanned: Iterable[Scanned]) -> Iterator[Record]:
+    for line, item, value, problem in scanned:
+        yield line, item, value, None if problem is None else f"malformed JSON: {problem}"
 
 
 def _record_name(record: Any) -> str | None:
@@ -199,21 +157,10 @@ def _read(
     if p.suffix.lower() == ".py":
         return _read_python(p, shown)
     try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        return [], [Problem(shown, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})")]
-    except OSError as exc:
-        return [], [Problem(shown, None, f"cannot read: {exc.strerror}")]
-    records: Iterable[_Record] = _records(p, text)
-    if p.suffix.lower() in YAML_SUFFIXES:
-        records = yaml_records(text)
-    elif p.suffix.lower() == ".json" and not text.lstrip().startswith("[") and text.strip():
-        try:
-            whole = json.loads(text)
-        except json.JSONDecodeError:
-            whole = None
-        if isinstance(whole, dict) and isinstance(whole.get("tools"), list):
-            records = _json_list_records(text, text.index('"tools"'), whole=False)
+        text = read_text(p)
+    except InputError as exc:
+        return [], [Problem(shown, None, exc.problem)]
+    records = yaml_records(text) if p.suffix.lower() in YAML_SUFFIXES else _records(p, text)
     tools, problems = _check_records(shown, records, fmt)
     return [(line, t, None) for line, t in tools], problems
 
@@ -251,7 +198,7 @@ def _where(line: int | None, item: int | None) -> str:
 
 
 def _check_records(
-    shown: str, records: Iterable[_Record], fmt: str | None = None
+    shown: str, records: Iterable[Record], fmt: str | None = None
 ) -> tuple[list[tuple[int, Tool]], list[Problem]]:
     tools: list[tuple[int, Tool]] = []
     problems: list[Problem] = []

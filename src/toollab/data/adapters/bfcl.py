@@ -83,8 +83,38 @@ def tool_from_doc(doc: Any, rec: Record) -> Tool:
         raise rec.error(exc.problem) from exc
 
 
-def gold_from_ground_truth(ground_truth: Any, rec: Record) -> list[GoldCall]:
-    """``[{fn: {param: [acceptable]}}]`` → gold calls (first non-``""`` value as the argument)."""
+def canonical_value(value: Any) -> Any:
+    """The plain value a possible-answer entry stands for.
+
+    A dict-valued answer is itself ``{key: [acceptable...]}`` (BFCL's ``dict_checker``) and a
+    list of such dicts is checked position by position, so they are unwrapped to the first
+    acceptable value per key; keys whose only option is ``""`` (may be omitted) are left out.
+    """
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, options in value.items():
+            if not isinstance(options, list):
+                out[k] = options
+                continue
+            first = next((o for o in options if o != ""), None)
+            if first is not None or None in options:
+                out[k] = canonical_value(first)
+        return out
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return [canonical_value(v) for v in value]
+    return value
+
+
+def gold_from_ground_truth(
+    ground_truth: Any, rec: Record, declared: dict[str, set[str]] | None = None
+) -> list[GoldCall]:
+    """``[{fn: {param: [acceptable]}}]`` → gold calls.
+
+    ``arguments`` hold the first non-``""`` acceptable value of each parameter (unwrapped, see
+    :func:`canonical_value`); a parameter the function doc does not declare is left out when it
+    may be omitted (upstream's checker would reject it as unexpected).  ``acceptable`` keeps the
+    lists verbatim for the scorer.
+    """
     if not isinstance(ground_truth, list):
         raise rec.error("'ground_truth' must be a list")
     gold: list[GoldCall] = []
@@ -94,6 +124,7 @@ def gold_from_ground_truth(ground_truth: Any, rec: Record) -> list[GoldCall]:
         ((name, params),) = entry.items()
         if not isinstance(params, dict):
             raise rec.error(f"ground_truth[{i}] ({name!r}): parameters must be an object")
+        known = (declared or {}).get(name)
         args: dict[str, Any] = {}
         acceptable: dict[str, list[Any]] = {}
         for param, values in params.items():
@@ -102,9 +133,11 @@ def gold_from_ground_truth(ground_truth: Any, rec: Record) -> list[GoldCall]:
                     f"ground_truth[{i}] ({name!r}): acceptable values of {param!r} must be a list"
                 )
             acceptable[param] = values
+            if known is not None and param not in known and "" in values:
+                continue
             for v in values:
                 if v != "":
-                    args[param] = v
+                    args[param] = canonical_value(v)
                     break
         gold.append(GoldCall(name=name, arguments=args, acceptable=acceptable))
     return gold
@@ -189,7 +222,8 @@ def load_category(category: str, qfile: Path, answer_dir: Path) -> list[Instance
             ground_truth = arec.data["ground_truth"]
             meta["ground_truth"] = ground_truth
             if ground_truth and all(isinstance(g, dict) for g in ground_truth):
-                gold = gold_from_ground_truth(ground_truth, arec)
+                declared = {t.name: set(t.properties) for t in tools}
+                gold = gold_from_ground_truth(ground_truth, arec, declared)
         extra = {k: v for k, v in d.items() if k not in ("id", "question", "function")}
         if extra:
             meta["extra"] = extra

@@ -36,20 +36,13 @@ from toollab.data.jsonl import Record, read_records, require_object
 from toollab.data.pysig import parse_call_text, parse_signature
 from toollab.data.types import TOOLBENCH_TYPES, object_schema, type_schema
 from toollab.errors import InputError
+from toollab.parsing.deer import BEGIN, CALL, END, NO_CALL, RESPONSE, SEARCH
 from toollab.schema import Decision, GoldCall, Instance, Tool
 
 SOURCE = "deer"
 TOOL_FILE = "tool.json"
 CHAIN_FILES = ("test.json", "valid.json")
 BASELINE_DIR = "baselines"
-BEGIN, SEARCH, CALL, NO_CALL, RESPONSE, END = (
-    "#Begin#",
-    "#SearchAPI#",
-    "#CallAPI#",
-    "#NoCallAPI#",
-    "#APIResponse#",
-    "#End#",
-)
 _POOL_NAMES = re.compile(r"\[(.*?)\]", re.S)
 
 

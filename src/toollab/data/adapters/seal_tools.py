@@ -5,8 +5,10 @@
   Gold calls keep the labels as ``outputs`` and the references are linked into :class:`Ref`
   objects, so ``GoldCall.to_seal()`` gives back the upstream ``calling`` exactly (it is also kept
   verbatim in ``metadata["calling"]`` for the ``str()`` comparison of the upstream scorer).
-* Tools come from ``tool.jsonl``; Python type names become JSON Schema and ``responses`` becomes
-  the tool's ``returns`` object schema (ordered: the n-th label is the n-th field).
+* Tools come from ``tool.jsonl`` and are read as tool pools read them
+  (:func:`toollab.tools.formats.seal_to_tool`): Python type names become JSON Schema and
+  ``responses`` becomes the tool's ``returns`` object schema (ordered: the n-th label is the
+  n-th field).
 * The upstream prompt offers an ``api_list`` of 5 tools per query, which is not part of these
   files; each instance offers the tools it calls and says so in ``metadata["api_list_available"]``.
   Given the prompt files (``-o api_lists=dataset_for_finetune/test_in_domain.json``), each
@@ -31,9 +33,9 @@ from toollab.data.base import (
     tool_pool,
 )
 from toollab.data.jsonl import Record, iter_jsonl, read_records, read_text, require_object
-from toollab.data.types import SEAL_TYPES, object_schema, type_schema
 from toollab.errors import InputError
 from toollab.schema import Decision, GoldCall, Instance, Tool, ToolCall, link_calls
+from toollab.tools.formats import seal_to_tool
 
 SOURCE = "seal-tools"
 TOOL_FILE = "tool.jsonl"
@@ -44,51 +46,17 @@ MAIN_FILES = ("test_in_domain.jsonl", "test_out_domain.jsonl")
 SEAL_LABEL = re.compile(r"^API_call_\d+$")
 
 
-def _param_schema(spec: Any, where: str, rec: Record) -> dict[str, Any]:
-    if not isinstance(spec, dict):
-        raise rec.error(f"{where} must be an object with 'type' and 'description'")
-    out = type_schema(spec.get("type"), SEAL_TYPES)
-    for key, value in spec.items():
-        if key != "type":
-            out[key] = value
-    return out
-
-
 def tool_from_record(rec: Record) -> Tool:
     """One ``tool.jsonl`` line → :class:`Tool` (raw record in ``metadata["raw"]``)."""
     d = require_object(rec, ("api_name",))
-    params = d.get("parameters") or {}
-    if not isinstance(params, dict):
-        raise rec.error("'parameters' must be an object of name → {type, description}")
-    props = {k: _param_schema(v, f"parameter {k!r}", rec) for k, v in params.items()}
-    required = d.get("required") or []
-    if not isinstance(required, list):
-        raise rec.error("'required' must be a list of parameter names")
-    responses = d.get("responses") or {}
-    if not isinstance(responses, dict):
-        raise rec.error("'responses' must be an object of name → {type, description}")
-    returns = None
-    if responses:
-        returns = {
-            "type": "object",
-            "properties": {
-                k: _param_schema(v, f"response {k!r}", rec) for k, v in responses.items()
-            },
-        }
+    try:
+        tool = seal_to_tool(d)
+    except InputError as exc:
+        raise rec.error(exc.problem) from exc
     meta: dict[str, Any] = {"raw": d}
     if "example" in d:
         meta["example"] = d["example"]
-    try:
-        return Tool.build(
-            name=d["api_name"],
-            description=d.get("api_description") or "",
-            parameters=object_schema(props, required),
-            returns=returns,
-            category=d.get("field"),
-            metadata=meta,
-        )
-    except InputError as exc:
-        raise rec.error(exc.problem) from exc
+    return tool.model_copy(update={"metadata": meta})
 
 
 def read_tools(path: Path) -> dict[str, Tool]:

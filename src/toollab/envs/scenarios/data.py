@@ -11,6 +11,8 @@ import math
 import random
 import statistics
 from collections import defaultdict
+from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from toollab.envs.base import BAD_VALUE, EnvError, Environment, QueryLog, make_tool, register_env
@@ -28,6 +30,11 @@ _PRICE = {"laptop": 900, "phone": 600, "tablet": 400, "monitor": 250}
 
 def sales_table(seed: int = 0) -> list[dict[str, Any]]:
     """The bundled table for ``seed``: 2 regions x 4 products x 6 months (regions vary by seed)."""
+    return [dict(r) for r in _sales_table(seed)]
+
+
+@lru_cache(maxsize=256)
+def _sales_table(seed: int) -> tuple[dict[str, Any], ...]:
     rng = random.Random(f"sales:{seed}")
     regions = sorted(rng.sample(REGIONS, 2))
     rows = []
@@ -36,9 +43,17 @@ def sales_table(seed: int = 0) -> list[dict[str, Any]]:
             for month in MONTHS:
                 units = rng.randint(5, 120)
                 price = _PRICE[product] + rng.choice((-50, -25, 0, 25, 50))
-                rows.append({"region": region, "product": product, "month": month,
-                             "units": units, "price": price, "revenue": units * price})
-    return rows
+                rows.append(
+                    {
+                        "region": region,
+                        "product": product,
+                        "month": month,
+                        "units": units,
+                        "price": price,
+                        "revenue": units * price,
+                    }
+                )
+    return tuple(rows)
 
 
 def _round(v: float) -> float | int:
@@ -56,25 +71,55 @@ class DataUnderstandingEnv(Environment):
         anycol = {"type": "string", "enum": list(COLUMNS)}
         return [
             make_tool("list_columns", "Column names and the number of rows."),
-            make_tool("column_stat", "One statistic of a numeric column.",
-                      {"column": num, "stat": {"type": "string", "enum": list(STATS)}}, ["column", "stat"]),
-            make_tool("group_aggregate", "Aggregate a numeric column per group.",
-                      {"group_by": {"type": "string", "enum": ["region", "product", "month"]},
-                       "column": num, "agg": {"type": "string", "enum": list(AGGS), "default": "sum"}},
-                      ["group_by", "column"]),
-            make_tool("count_rows", "Number of rows where a column equals a value.",
-                      {"column": anycol, "value": {"type": ["string", "number"]}}, ["column", "value"]),
-            make_tool("top_rows", "The k rows with the largest (or smallest) values of a column.",
-                      {"column": num, "k": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3},
-                       "ascending": {"type": "boolean", "default": False}}, ["column"]),
-            make_tool("correlation", "Pearson correlation of two numeric columns.",
-                      {"column_a": num, "column_b": num}, ["column_a", "column_b"]),
-            make_tool("distinct_values", "The distinct values of a column.", {"column": anycol}, ["column"]),
+            make_tool(
+                "column_stat",
+                "One statistic of a numeric column.",
+                {"column": num, "stat": {"type": "string", "enum": list(STATS)}},
+                ["column", "stat"],
+            ),
+            make_tool(
+                "group_aggregate",
+                "Aggregate a numeric column per group.",
+                {
+                    "group_by": {"type": "string", "enum": ["region", "product", "month"]},
+                    "column": num,
+                    "agg": {"type": "string", "enum": list(AGGS), "default": "sum"},
+                },
+                ["group_by", "column"],
+            ),
+            make_tool(
+                "count_rows",
+                "Number of rows where a column equals a value.",
+                {"column": anycol, "value": {"type": ["string", "number"]}},
+                ["column", "value"],
+            ),
+            make_tool(
+                "top_rows",
+                "The k rows with the largest (or smallest) values of a column.",
+                {
+                    "column": num,
+                    "k": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3},
+                    "ascending": {"type": "boolean", "default": False},
+                },
+                ["column"],
+            ),
+            make_tool(
+                "correlation",
+                "Pearson correlation of two numeric columns.",
+                {"column_a": num, "column_b": num},
+                ["column_a", "column_b"],
+            ),
+            make_tool(
+                "distinct_values",
+                "The distinct values of a column.",
+                {"column": anycol},
+                ["column"],
+            ),
         ]
 
     def reset(self, seed: int = 0) -> None:
         self.seed = seed
-        self.rows = sales_table(seed)
+        self.rows = list(_sales_table(seed))  # read-only rows, shared
         self.log = QueryLog()
 
     def state(self) -> dict[str, Any]:
@@ -88,17 +133,41 @@ class DataUnderstandingEnv(Environment):
 
     def do_column_stat(self, column: str, stat: str) -> dict[str, Any]:
         xs = self._col(column)
-        fn = {"mean": statistics.mean, "median": statistics.median, "min": min, "max": max,
-              "sum": sum, "std": statistics.pstdev, "count": len}[stat]
-        return self.log.add({"kind": "stat", "column": column, "stat": stat, "value": _round(fn(xs))})
+        fns: dict[str, Callable[..., Any]] = {
+            "mean": statistics.mean,
+            "median": statistics.median,
+            "min": min,
+            "max": max,
+            "sum": sum,
+            "std": statistics.pstdev,
+            "count": len,
+        }
+        fn = fns[stat]
+        return self.log.add(
+            {"kind": "stat", "column": column, "stat": stat, "value": _round(fn(xs))}
+        )
 
     def do_group_aggregate(self, group_by: str, column: str, agg: str) -> dict[str, Any]:
         groups: dict[str, list[float]] = defaultdict(list)
         for r in self.rows:
             groups[r[group_by]].append(r[column])
-        fn = {"sum": sum, "mean": statistics.mean, "max": max, "min": min, "count": len}[agg]
-        return self.log.add({"kind": "groups", "group_by": group_by, "column": column, "agg": agg,
-                             "groups": {k: _round(fn(v)) for k, v in sorted(groups.items())}})
+        fns: dict[str, Callable[..., Any]] = {
+            "sum": sum,
+            "mean": statistics.mean,
+            "max": max,
+            "min": min,
+            "count": len,
+        }
+        fn = fns[agg]
+        return self.log.add(
+            {
+                "kind": "groups",
+                "group_by": group_by,
+                "column": column,
+                "agg": agg,
+                "groups": {k: _round(fn(v)) for k, v in sorted(groups.items())},
+            }
+        )
 
     def do_count_rows(self, column: str, value: Any) -> dict[str, Any]:
         target = str(value).strip().lower()
@@ -106,9 +175,14 @@ class DataUnderstandingEnv(Environment):
         return self.log.add({"kind": "count", "column": column, "value": target, "count": n})
 
     def do_top_rows(self, column: str, k: int, ascending: bool) -> dict[str, Any]:
-        rows = sorted(self.rows, key=lambda r: (r[column], r["region"], r["product"], r["month"]),
-                      reverse=not ascending)
-        return self.log.add({"kind": "top", "column": column, "ascending": ascending, "rows": rows[:k]})
+        rows = sorted(
+            self.rows,
+            key=lambda r: (r[column], r["region"], r["product"], r["month"]),
+            reverse=not ascending,
+        )
+        return self.log.add(
+            {"kind": "top", "column": column, "ascending": ascending, "rows": rows[:k]}
+        )
 
     def do_correlation(self, column_a: str, column_b: str) -> dict[str, Any]:
         a, b = self._col(column_a), self._col(column_b)

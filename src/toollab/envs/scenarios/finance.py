@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from functools import lru_cache
 from typing import Any
 
 from toollab.envs.base import (
@@ -25,8 +26,15 @@ from toollab.schema import Tool
 
 OWNERS = ("Alice Moreau", "Bilal Khan", "Chen Wei", "Dana Novak")
 CATEGORIES = ("groceries", "rent", "utilities", "dining", "travel", "salary", "shopping")
-PAYEES = {"groceries": "FreshMart", "rent": "City Homes", "utilities": "PowerCo",
-          "dining": "Bistro 9", "travel": "SkyAir", "salary": "Acme Corp", "shopping": "ShopHub"}
+PAYEES = {
+    "groceries": "FreshMart",
+    "rent": "City Homes",
+    "utilities": "PowerCo",
+    "dining": "Bistro 9",
+    "travel": "SkyAir",
+    "salary": "Acme Corp",
+    "shopping": "ShopHub",
+}
 BILL_PAYEES = ("PowerCo", "WaterWorks", "NetFiber", "City Homes", "PhoneOne")
 RATES = {"USD": 1.0, "EUR": 0.92, "GBP": 0.79, "JPY": 151.0, "CHF": 0.88}
 MONTHS = ("2024-01", "2024-02", "2024-03", "2024-04", "2024-05", "2024-06")
@@ -34,11 +42,23 @@ MONTHS = ("2024-01", "2024-02", "2024-03", "2024-04", "2024-05", "2024-06")
 
 def bank_table(seed: int = 0) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """``(accounts, transactions)`` of the bundled bank for ``seed``."""
+    accounts, txs = _bank_table(seed)
+    return [dict(a) for a in accounts], [dict(t) for t in txs]
+
+
+@lru_cache(maxsize=256)
+def _bank_table(seed: int) -> tuple[tuple[dict[str, Any], ...], tuple[dict[str, Any], ...]]:
     rng = random.Random(f"bank:{seed}")
     accounts = []
     for i, owner in enumerate(OWNERS):
-        accounts.append({"account_id": f"ACC-{1001 + i + 10 * (seed % 7)}", "owner": owner,
-                         "currency": "USD", "balance": round(rng.uniform(800, 9000), 2)})
+        accounts.append(
+            {
+                "account_id": f"ACC-{1001 + i + 10 * (seed % 7)}",
+                "owner": owner,
+                "currency": "USD",
+                "balance": round(rng.uniform(800, 9000), 2),
+            }
+        )
     txs = []
     for acc in accounts:
         for month in MONTHS:
@@ -46,10 +66,17 @@ def bank_table(seed: int = 0) -> tuple[list[dict[str, Any]], list[dict[str, Any]
                 cat = rng.choice(CATEGORIES)
                 amount = round(rng.uniform(20, 400), 2) * (1 if cat == "salary" else -1)
                 day = rng.randint(1, 28)
-                txs.append({"account_id": acc["account_id"], "date": f"{month}-{day:02d}",
-                            "payee": PAYEES[cat], "category": cat, "amount": amount})
+                txs.append(
+                    {
+                        "account_id": acc["account_id"],
+                        "date": f"{month}-{day:02d}",
+                        "payee": PAYEES[cat],
+                        "category": cat,
+                        "amount": amount,
+                    }
+                )
     txs.sort(key=lambda t: (t["date"], t["account_id"], t["payee"]))
-    return accounts, txs
+    return tuple(accounts), tuple(txs)
 
 
 def _money(v: float) -> float:
@@ -67,39 +94,78 @@ class FinanceEnv(Environment):
         date = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$"}
         return [
             make_tool("get_balance", "Balance of an account.", dict(acc), ["account_id"]),
-            make_tool("list_transactions", "Transactions of an account, newest first.",
-                      {**acc, "category": {"type": "string", "enum": list(CATEGORIES)},
-                       "start_date": date, "end_date": date,
-                       "limit": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5}},
-                      ["account_id"]),
-            make_tool("spending_summary", "Total spending per category in a month.",
-                      {**acc, "month": {"type": "string", "pattern": r"^\d{4}-\d{2}$"}},
-                      ["account_id", "month"]),
-            make_tool("transfer", "Move money between two accounts.",
-                      {"from_account": {"type": "string"}, "to_account": {"type": "string"}, **amount,
-                       "memo": {"type": "string", "default": ""}},
-                      ["from_account", "to_account", "amount"]),
-            make_tool("deposit", "Deposit money into an account.", {**acc, **amount}, ["account_id", "amount"]),
-            make_tool("withdraw", "Withdraw money from an account.", {**acc, **amount}, ["account_id", "amount"]),
-            make_tool("pay_bill", "Pay a bill from an account.",
-                      {**acc, "payee": {"type": "string", "enum": list(BILL_PAYEES)}, **amount},
-                      ["account_id", "payee", "amount"]),
-            make_tool("convert_currency", "Convert an amount between currencies.",
-                      {**amount, "from_currency": {"type": "string", "enum": list(RATES)},
-                       "to_currency": {"type": "string", "enum": list(RATES)}},
-                      ["amount", "from_currency", "to_currency"]),
+            make_tool(
+                "list_transactions",
+                "Transactions of an account, newest first.",
+                {
+                    **acc,
+                    "category": {"type": "string", "enum": list(CATEGORIES)},
+                    "start_date": date,
+                    "end_date": date,
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5},
+                },
+                ["account_id"],
+            ),
+            make_tool(
+                "spending_summary",
+                "Total spending per category in a month.",
+                {**acc, "month": {"type": "string", "pattern": r"^\d{4}-\d{2}$"}},
+                ["account_id", "month"],
+            ),
+            make_tool(
+                "transfer",
+                "Move money between two accounts.",
+                {
+                    "from_account": {"type": "string"},
+                    "to_account": {"type": "string"},
+                    **amount,
+                    "memo": {"type": "string", "default": ""},
+                },
+                ["from_account", "to_account", "amount"],
+            ),
+            make_tool(
+                "deposit",
+                "Deposit money into an account.",
+                {**acc, **amount},
+                ["account_id", "amount"],
+            ),
+            make_tool(
+                "withdraw",
+                "Withdraw money from an account.",
+                {**acc, **amount},
+                ["account_id", "amount"],
+            ),
+            make_tool(
+                "pay_bill",
+                "Pay a bill from an account.",
+                {**acc, "payee": {"type": "string", "enum": list(BILL_PAYEES)}, **amount},
+                ["account_id", "payee", "amount"],
+            ),
+            make_tool(
+                "convert_currency",
+                "Convert an amount between currencies.",
+                {
+                    **amount,
+                    "from_currency": {"type": "string", "enum": list(RATES)},
+                    "to_currency": {"type": "string", "enum": list(RATES)},
+                },
+                ["amount", "from_currency", "to_currency"],
+            ),
         ]
 
     def reset(self, seed: int = 0) -> None:
         self.seed = seed
-        accounts, self.history = bank_table(seed)
+        accounts, history = _bank_table(seed)
+        self.history = list(history)  # read-only rows, shared
         self.accounts = {a["account_id"]: dict(a) for a in accounts}
         self.today = "2024-07-01"
         self.new: list[dict[str, Any]] = []
         self.log = QueryLog()
 
     def state(self) -> dict[str, Any]:
-        out: dict[str, Any] = {f"balance:{k}": v["balance"] for k, v in sorted(self.accounts.items())}
+        out: dict[str, Any] = {
+            f"balance:{k}": v["balance"] for k, v in sorted(self.accounts.items())
+        }
         for i, t in enumerate(sorted(self.new, key=lambda t: sorted(t.items()))):
             out[f"new_tx.{i}"] = t
         out.update(self.log.flat("query."))
@@ -115,15 +181,29 @@ class FinanceEnv(Environment):
         if acc["balance"] + amount < 0:
             raise EnvError(f"insufficient funds in {acc['account_id']}", BAD_VALUE)
         acc["balance"] = _money(acc["balance"] + amount)
-        self.new.append({"account_id": acc["account_id"], "payee": payee, "category": category,
-                         "amount": _money(amount)})
+        self.new.append(
+            {
+                "account_id": acc["account_id"],
+                "payee": payee,
+                "category": category,
+                "amount": _money(amount),
+            }
+        )
 
     def do_get_balance(self, account_id: str) -> dict[str, Any]:
         acc = self._acc(account_id)
-        return self.log.add({"kind": "balance", "account_id": acc["account_id"], "balance": acc["balance"]})
+        return self.log.add(
+            {"kind": "balance", "account_id": acc["account_id"], "balance": acc["balance"]}
+        )
 
-    def do_list_transactions(self, account_id: str, limit: int, category: str | None = None,
-                             start_date: str | None = None, end_date: str | None = None) -> dict[str, Any]:
+    def do_list_transactions(
+        self,
+        account_id: str,
+        limit: int,
+        category: str | None = None,
+        start_date: str | None = None,
+        end_date: str | None = None,
+    ) -> dict[str, Any]:
         acc = self._acc(account_id)
         for d in (start_date, end_date):
             if d is not None:
@@ -131,23 +211,41 @@ class FinanceEnv(Environment):
                     dt.date.fromisoformat(d)
                 except ValueError as exc:
                     raise EnvError(f"{d!r} is not a real date", BAD_VALUE) from exc
-        hits = [t for t in self.history if t["account_id"] == acc["account_id"]
-                and (category is None or t["category"] == category)
-                and (start_date is None or t["date"] >= start_date)
-                and (end_date is None or t["date"] <= end_date)]
+        hits = [
+            t
+            for t in self.history
+            if t["account_id"] == acc["account_id"]
+            and (category is None or t["category"] == category)
+            and (start_date is None or t["date"] >= start_date)
+            and (end_date is None or t["date"] <= end_date)
+        ]
         hits = sorted(hits, key=lambda t: t["date"], reverse=True)[:limit]
-        return self.log.add({"kind": "transactions", "account_id": acc["account_id"], "transactions": hits})
+        return self.log.add(
+            {"kind": "transactions", "account_id": acc["account_id"], "transactions": hits}
+        )
 
     def do_spending_summary(self, account_id: str, month: str) -> dict[str, Any]:
         acc = self._acc(account_id)
         totals: dict[str, float] = {}
         for t in self.history:
-            if t["account_id"] == acc["account_id"] and t["date"].startswith(month) and t["amount"] < 0:
+            if (
+                t["account_id"] == acc["account_id"]
+                and t["date"].startswith(month)
+                and t["amount"] < 0
+            ):
                 totals[t["category"]] = _money(totals.get(t["category"], 0.0) - t["amount"])
-        return self.log.add({"kind": "summary", "account_id": acc["account_id"], "month": month,
-                             "spending": dict(sorted(totals.items()))})
+        return self.log.add(
+            {
+                "kind": "summary",
+                "account_id": acc["account_id"],
+                "month": month,
+                "spending": dict(sorted(totals.items())),
+            }
+        )
 
-    def do_transfer(self, from_account: str, to_account: str, amount: float, memo: str) -> dict[str, Any]:
+    def do_transfer(
+        self, from_account: str, to_account: str, amount: float, memo: str
+    ) -> dict[str, Any]:
         src, dst = self._acc(from_account), self._acc(to_account)
         if src is dst:
             raise EnvError("cannot transfer to the same account", BAD_VALUE)
@@ -170,7 +268,16 @@ class FinanceEnv(Environment):
         self._move(acc, -amount, payee, "bill")
         return {"status": "paid", "balance": acc["balance"]}
 
-    def do_convert_currency(self, amount: float, from_currency: str, to_currency: str) -> dict[str, Any]:
+    def do_convert_currency(
+        self, amount: float, from_currency: str, to_currency: str
+    ) -> dict[str, Any]:
         value = amount / RATES[from_currency] * RATES[to_currency]
-        return self.log.add({"kind": "conversion", "amount": _money(amount), "from": from_currency,
-                             "to": to_currency, "result": _money(value)})
+        return self.log.add(
+            {
+                "kind": "conversion",
+                "amount": _money(amount),
+                "from": from_currency,
+                "to": to_currency,
+                "result": _money(value),
+            }
+        )

@@ -27,7 +27,11 @@ START_EVENTS = ("Dentist", "Team meeting", "Yoga class", "Lunch with Kim", "Pian
 START_TODOS = ("pay rent", "water the plants", "renew passport", "book flights")
 START_ITEMS = ("eggs", "rice", "coffee", "bananas")
 _DATE = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$", "description": "YYYY-MM-DD"}
-_TIME = {"type": "string", "pattern": r"^([01]\d|2[0-3]):[0-5]\d$", "description": "HH:MM, 24 hours"}
+_TIME = {
+    "type": "string",
+    "pattern": r"^([01]\d|2[0-3]):[0-5]\d$",
+    "description": "HH:MM, 24 hours",
+}
 
 
 def _date(s: str) -> str:
@@ -45,30 +49,71 @@ class PersonalLifeEnv(Environment):
     def build_tools(self) -> list[Tool]:
         title = {"title": {"type": "string"}}
         return [
-            make_tool("add_event", "Add a calendar event.",
-                      {**title, "date": _DATE, "time": _TIME,
-                       "duration_minutes": {"type": "integer", "minimum": 5, "default": 60}},
-                      ["title", "date", "time"]),
-            make_tool("cancel_event", "Cancel the event with this title on this date.",
-                      {**title, "date": _DATE}, ["title", "date"]),
+            make_tool(
+                "add_event",
+                "Add a calendar event.",
+                {
+                    **title,
+                    "date": _DATE,
+                    "time": _TIME,
+                    "duration_minutes": {"type": "integer", "minimum": 5, "default": 60},
+                },
+                ["title", "date", "time"],
+            ),
+            make_tool(
+                "cancel_event",
+                "Cancel the event with this title on this date.",
+                {**title, "date": _DATE},
+                ["title", "date"],
+            ),
             make_tool("list_events", "The events on a date.", {"date": _DATE}, ["date"]),
-            make_tool("add_todo", "Add a to-do item.",
-                      {"task": {"type": "string"},
-                       "priority": {"type": "string", "enum": list(PRIORITIES), "default": "normal"}},
-                      ["task"]),
-            make_tool("complete_todo", "Mark a to-do item done.", {"task": {"type": "string"}}, ["task"]),
-            make_tool("set_alarm", "Set an alarm, optionally repeating on weekdays.",
-                      {"time": _TIME, "label": {"type": "string", "default": "Alarm"},
-                       "repeat_days": {"type": "array", "items": {"type": "string", "enum": list(WEEKDAYS)},
-                                       "default": []}},
-                      ["time"]),
-            make_tool("add_contact", "Save a contact.",
-                      {"name": {"type": "string"}, "phone": {"type": "string"}}, ["name", "phone"]),
-            make_tool("add_to_shopping_list", "Add an item to the shopping list.",
-                      {"item": {"type": "string"}, "quantity": {"type": "integer", "minimum": 1, "default": 1}},
-                      ["item"]),
-            make_tool("remove_from_shopping_list", "Remove an item from the shopping list.",
-                      {"item": {"type": "string"}}, ["item"]),
+            make_tool(
+                "add_todo",
+                "Add a to-do item.",
+                {
+                    "task": {"type": "string"},
+                    "priority": {"type": "string", "enum": list(PRIORITIES), "default": "normal"},
+                },
+                ["task"],
+            ),
+            make_tool(
+                "complete_todo", "Mark a to-do item done.", {"task": {"type": "string"}}, ["task"]
+            ),
+            make_tool(
+                "set_alarm",
+                "Set an alarm, optionally repeating on weekdays.",
+                {
+                    "time": _TIME,
+                    "label": {"type": "string", "default": "Alarm"},
+                    "repeat_days": {
+                        "type": "array",
+                        "items": {"type": "string", "enum": list(WEEKDAYS)},
+                        "default": [],
+                    },
+                },
+                ["time"],
+            ),
+            make_tool(
+                "add_contact",
+                "Save a contact.",
+                {"name": {"type": "string"}, "phone": {"type": "string"}},
+                ["name", "phone"],
+            ),
+            make_tool(
+                "add_to_shopping_list",
+                "Add an item to the shopping list.",
+                {
+                    "item": {"type": "string"},
+                    "quantity": {"type": "integer", "minimum": 1, "default": 1},
+                },
+                ["item"],
+            ),
+            make_tool(
+                "remove_from_shopping_list",
+                "Remove an item from the shopping list.",
+                {"item": {"type": "string"}},
+                ["item"],
+            ),
         ]
 
     def reset(self, seed: int = 0) -> None:
@@ -79,9 +124,15 @@ class PersonalLifeEnv(Environment):
         self.events: dict[tuple[str, str], dict[str, Any]] = {}
         for i, title in enumerate(rng.sample(START_EVENTS, 3)):
             d = (day0 + dt.timedelta(days=i + 1)).isoformat()
-            self.events[(title.lower(), d)] = {"title": title, "date": d,
-                                               "time": f"{9 + 2 * i:02d}:00", "duration_minutes": 60}
-        self.todos = {t: {"task": t, "priority": "normal", "done": False} for t in rng.sample(START_TODOS, 2)}
+            self.events[(title.lower(), d)] = {
+                "title": title,
+                "date": d,
+                "time": f"{9 + 2 * i:02d}:00",
+                "duration_minutes": 60,
+            }
+        self.todos = {
+            t: {"task": t, "priority": "normal", "done": False} for t in rng.sample(START_TODOS, 2)
+        }
         self.alarms: dict[str, dict[str, Any]] = {}
         self.contacts: dict[str, str] = {}
         self.shopping = {it: 1 for it in rng.sample(START_ITEMS, 2)}
@@ -90,7 +141,9 @@ class PersonalLifeEnv(Environment):
     def state(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for ev in self.events.values():
-            out[f"event:{ev['date']} {ev['time']}"] = f"{ev['title']} ({ev['duration_minutes']} min)"
+            out[f"event:{ev['date']} {ev['time']}"] = (
+                f"{ev['title']} ({ev['duration_minutes']} min)"
+            )
         for t in self.todos.values():
             out[f"todo:{t['task']}"] = f"{t['priority']}{' done' if t['done'] else ''}"
         for time, a in self.alarms.items():
@@ -104,8 +157,12 @@ class PersonalLifeEnv(Environment):
 
     def do_add_event(self, title: str, date: str, time: str, duration_minutes: int) -> str:
         d = _date(date)
-        self.events[(title.strip().lower(), d)] = {"title": title.strip(), "date": d, "time": time,
-                                                   "duration_minutes": duration_minutes}
+        self.events[(title.strip().lower(), d)] = {
+            "title": title.strip(),
+            "date": d,
+            "time": time,
+            "duration_minutes": duration_minutes,
+        }
         return "added"
 
     def do_cancel_event(self, title: str, date: str) -> str:

@@ -11,20 +11,54 @@ from typing import Any
 from toollab.envs.base import NOT_FOUND, EnvError, Environment, QueryLog, make_tool, register_env
 from toollab.schema import Tool
 
-CURRENCIES = {"USD": 1.0, "EUR": 0.92, "GBP": 0.79, "JPY": 151.0, "CHF": 0.88, "CAD": 1.36,
-              "AUD": 1.52, "INR": 83.2, "CNY": 7.23, "MXN": 17.1}
-STOCKS = {"AAPL": 190.0, "MSFT": 410.0, "GOOGL": 150.0, "AMZN": 180.0, "NVDA": 880.0,
-          "TSLA": 175.0, "META": 490.0, "IBM": 185.0}
+CURRENCIES = {
+    "USD": 1.0,
+    "EUR": 0.92,
+    "GBP": 0.79,
+    "JPY": 151.0,
+    "CHF": 0.88,
+    "CAD": 1.36,
+    "AUD": 1.52,
+    "INR": 83.2,
+    "CNY": 7.23,
+    "MXN": 17.1,
+}
+STOCKS = {
+    "AAPL": 190.0,
+    "MSFT": 410.0,
+    "GOOGL": 150.0,
+    "AMZN": 180.0,
+    "NVDA": 880.0,
+    "TSLA": 175.0,
+    "META": 490.0,
+    "IBM": 185.0,
+}
 TOPICS = ("technology", "sports", "science", "business", "health", "travel")
 LANGS = ("en", "es", "fr", "de")
 #: city -> UTC offset in hours
-TIMEZONES = {"New York": -5, "London": 0, "Paris": 1, "Berlin": 1, "Tokyo": 9, "Sydney": 10,
-             "Mumbai": 5.5, "Los Angeles": -8, "Chicago": -6, "Dubai": 4, "Singapore": 8,
-             "Sao Paulo": -3}
+TIMEZONES = {
+    "New York": -5,
+    "London": 0,
+    "Paris": 1,
+    "Berlin": 1,
+    "Tokyo": 9,
+    "Sydney": 10,
+    "Mumbai": 5.5,
+    "Los Angeles": -8,
+    "Chicago": -6,
+    "Dubai": 4,
+    "Singapore": 8,
+    "Sao Paulo": -3,
+}
 AIRLINES = ("UA", "BA", "LH", "AF", "JL", "QF", "EK", "DL")
-_HEADLINES = ("{t} leaders meet to discuss the year ahead", "New study shakes up {t} world",
-              "Five {t} trends to watch", "Local {t} scene celebrates record week",
-              "Experts weigh in on the latest {t} debate", "{T} update: what changed today")
+_HEADLINES = (
+    "{t} leaders meet to discuss the year ahead",
+    "New study shakes up {t} world",
+    "Five {t} trends to watch",
+    "Local {t} scene celebrates record week",
+    "Experts weigh in on the latest {t} debate",
+    "{T} update: what changed today",
+)
 _STATUS = ("on time", "delayed", "boarding", "landed", "departed")
 
 
@@ -40,25 +74,47 @@ class RealtimeSearchEnv(Environment):
     def build_tools(self) -> list[Tool]:
         cur = {"type": "string", "enum": list(CURRENCIES)}
         return [
-            make_tool("get_exchange_rate", "Current exchange rate from one currency to another.",
-                      {"base": cur, "quote": cur}, ["base", "quote"]),
-            make_tool("get_stock_quote", "Latest price and daily change of a stock.",
-                      {"symbol": {"type": "string", "description": "Ticker, e.g. AAPL."}}, ["symbol"]),
-            make_tool("search_news", "Latest headlines on a topic.",
-                      {"topic": {"type": "string", "enum": list(TOPICS)},
-                       "limit": {"type": "integer", "minimum": 1, "maximum": 5, "default": 3},
-                       "language": {"type": "string", "enum": list(LANGS), "default": "en"}},
-                      ["topic"]),
-            make_tool("get_local_time", "The current local time in a city.",
-                      {"city": {"type": "string"}}, ["city"]),
-            make_tool("get_flight_status", "Status of a flight today.",
-                      {"flight_number": {"type": "string", "pattern": "^[A-Z]{2}[0-9]{1,4}$"}},
-                      ["flight_number"]),
+            make_tool(
+                "get_exchange_rate",
+                "Current exchange rate from one currency to another.",
+                {"base": cur, "quote": cur},
+                ["base", "quote"],
+            ),
+            make_tool(
+                "get_stock_quote",
+                "Latest price and daily change of a stock.",
+                {"symbol": {"type": "string", "description": "Ticker, e.g. AAPL."}},
+                ["symbol"],
+            ),
+            make_tool(
+                "search_news",
+                "Latest headlines on a topic.",
+                {
+                    "topic": {"type": "string", "enum": list(TOPICS)},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 5, "default": 3},
+                    "language": {"type": "string", "enum": list(LANGS), "default": "en"},
+                },
+                ["topic"],
+            ),
+            make_tool(
+                "get_local_time",
+                "The current local time in a city.",
+                {"city": {"type": "string"}},
+                ["city"],
+            ),
+            make_tool(
+                "get_flight_status",
+                "Status of a flight today.",
+                {"flight_number": {"type": "string", "pattern": "^[A-Z]{2}[0-9]{1,4}$"}},
+                ["flight_number"],
+            ),
         ]
 
     def reset(self, seed: int = 0) -> None:
         self.seed = seed
-        self.now = dt.datetime(2024, 3, 1, 12, 0) + dt.timedelta(minutes=(seed * 97) % (60 * 24 * 30))
+        self.now = dt.datetime(2024, 3, 1, 12, 0) + dt.timedelta(
+            minutes=(seed * 97) % (60 * 24 * 30)
+        )
         self.log = QueryLog()
 
     def state(self) -> dict[str, Any]:
@@ -83,8 +139,13 @@ class RealtimeSearchEnv(Environment):
         items = []
         for i in range(limit):
             k = _h("news", self.seed, topic, i) % len(_HEADLINES)
-            items.append({"title": _HEADLINES[k].format(t=topic, T=topic.capitalize()),
-                          "source": f"{topic[:3]}-wire-{_h(topic, i) % 9}", "language": language})
+            items.append(
+                {
+                    "title": _HEADLINES[k].format(t=topic, T=topic.capitalize()),
+                    "source": f"{topic[:3]}-wire-{_h(topic, i) % 9}",
+                    "language": language,
+                }
+            )
         return self.log.add({"kind": "news", "topic": topic, "articles": items})
 
     def do_get_local_time(self, city: str) -> dict[str, Any]:
@@ -92,11 +153,19 @@ class RealtimeSearchEnv(Environment):
         if name is None:
             raise EnvError(f"no time zone known for {city!r}", NOT_FOUND)
         local = self.now + dt.timedelta(hours=TIMEZONES[name])
-        return self.log.add({"kind": "time", "city": name, "time": local.strftime("%Y-%m-%d %H:%M")})
+        return self.log.add(
+            {"kind": "time", "city": name, "time": local.strftime("%Y-%m-%d %H:%M")}
+        )
 
     def do_get_flight_status(self, flight_number: str) -> dict[str, Any]:
         if flight_number[:2] not in AIRLINES:
             raise EnvError(f"unknown airline in {flight_number!r}", NOT_FOUND)
         h = _h("flight", self.seed, flight_number)
-        return self.log.add({"kind": "flight", "flight": flight_number,
-                             "status": _STATUS[h % len(_STATUS)], "gate": f"{chr(65 + h % 6)}{h % 40 + 1}"})
+        return self.log.add(
+            {
+                "kind": "flight",
+                "flight": flight_number,
+                "status": _STATUS[h % len(_STATUS)],
+                "gate": f"{chr(65 + h % 6)}{h % 40 + 1}",
+            }
+        )

@@ -31,18 +31,90 @@ BOOKS: list[tuple[str, str, str, int, str]] = [
 ]
 GENRES = sorted({b[4] for b in BOOKS})
 COUNTRIES: dict[str, dict[str, Any]] = {
-    "France": {"capital": "Paris", "population_millions": 68.2, "currency": "EUR", "language": "French", "continent": "Europe"},
-    "Japan": {"capital": "Tokyo", "population_millions": 124.5, "currency": "JPY", "language": "Japanese", "continent": "Asia"},
-    "Brazil": {"capital": "Brasilia", "population_millions": 203.1, "currency": "BRL", "language": "Portuguese", "continent": "South America"},
-    "Canada": {"capital": "Ottawa", "population_millions": 40.1, "currency": "CAD", "language": "English, French", "continent": "North America"},
-    "Kenya": {"capital": "Nairobi", "population_millions": 55.1, "currency": "KES", "language": "Swahili, English", "continent": "Africa"},
-    "Australia": {"capital": "Canberra", "population_millions": 26.6, "currency": "AUD", "language": "English", "continent": "Oceania"},
-    "Germany": {"capital": "Berlin", "population_millions": 84.5, "currency": "EUR", "language": "German", "continent": "Europe"},
-    "India": {"capital": "New Delhi", "population_millions": 1428.6, "currency": "INR", "language": "Hindi, English", "continent": "Asia"},
-    "Mexico": {"capital": "Mexico City", "population_millions": 128.5, "currency": "MXN", "language": "Spanish", "continent": "North America"},
-    "Egypt": {"capital": "Cairo", "population_millions": 112.7, "currency": "EGP", "language": "Arabic", "continent": "Africa"},
-    "Norway": {"capital": "Oslo", "population_millions": 5.5, "currency": "NOK", "language": "Norwegian", "continent": "Europe"},
-    "Peru": {"capital": "Lima", "population_millions": 34.4, "currency": "PEN", "language": "Spanish", "continent": "South America"},
+    "France": {
+        "capital": "Paris",
+        "population_millions": 68.2,
+        "currency": "EUR",
+        "language": "French",
+        "continent": "Europe",
+    },
+    "Japan": {
+        "capital": "Tokyo",
+        "population_millions": 124.5,
+        "currency": "JPY",
+        "language": "Japanese",
+        "continent": "Asia",
+    },
+    "Brazil": {
+        "capital": "Brasilia",
+        "population_millions": 203.1,
+        "currency": "BRL",
+        "language": "Portuguese",
+        "continent": "South America",
+    },
+    "Canada": {
+        "capital": "Ottawa",
+        "population_millions": 40.1,
+        "currency": "CAD",
+        "language": "English, French",
+        "continent": "North America",
+    },
+    "Kenya": {
+        "capital": "Nairobi",
+        "population_millions": 55.1,
+        "currency": "KES",
+        "language": "Swahili, English",
+        "continent": "Africa",
+    },
+    "Australia": {
+        "capital": "Canberra",
+        "population_millions": 26.6,
+        "currency": "AUD",
+        "language": "English",
+        "continent": "Oceania",
+    },
+    "Germany": {
+        "capital": "Berlin",
+        "population_millions": 84.5,
+        "currency": "EUR",
+        "language": "German",
+        "continent": "Europe",
+    },
+    "India": {
+        "capital": "New Delhi",
+        "population_millions": 1428.6,
+        "currency": "INR",
+        "language": "Hindi, English",
+        "continent": "Asia",
+    },
+    "Mexico": {
+        "capital": "Mexico City",
+        "population_millions": 128.5,
+        "currency": "MXN",
+        "language": "Spanish",
+        "continent": "North America",
+    },
+    "Egypt": {
+        "capital": "Cairo",
+        "population_millions": 112.7,
+        "currency": "EGP",
+        "language": "Arabic",
+        "continent": "Africa",
+    },
+    "Norway": {
+        "capital": "Oslo",
+        "population_millions": 5.5,
+        "currency": "NOK",
+        "language": "Norwegian",
+        "continent": "Europe",
+    },
+    "Peru": {
+        "capital": "Lima",
+        "population_millions": 34.4,
+        "currency": "PEN",
+        "language": "Spanish",
+        "continent": "South America",
+    },
 }
 FACT_FIELDS = ("capital", "population_millions", "currency", "language", "continent")
 WORDS = {
@@ -59,10 +131,18 @@ WORDS = {
 }
 #: name, main ingredient, minutes
 RECIPES = [
-    ("Tomato soup", "tomato", 30), ("Caprese salad", "tomato", 10), ("Shakshuka", "egg", 25),
-    ("Omelette", "egg", 10), ("Chicken curry", "chicken", 45), ("Roast chicken", "chicken", 90),
-    ("Mushroom risotto", "rice", 40), ("Fried rice", "rice", 20), ("Banana bread", "banana", 70),
-    ("Smoothie bowl", "banana", 5), ("Lentil stew", "lentils", 50), ("Dal", "lentils", 35),
+    ("Tomato soup", "tomato", 30),
+    ("Caprese salad", "tomato", 10),
+    ("Shakshuka", "egg", 25),
+    ("Omelette", "egg", 10),
+    ("Chicken curry", "chicken", 45),
+    ("Roast chicken", "chicken", 90),
+    ("Mushroom risotto", "rice", 40),
+    ("Fried rice", "rice", 20),
+    ("Banana bread", "banana", 70),
+    ("Smoothie bowl", "banana", 5),
+    ("Lentil stew", "lentils", 50),
+    ("Dal", "lentils", 35),
 ]
 INGREDIENTS = sorted({r[1] for r in RECIPES})
 
@@ -78,22 +158,51 @@ class InfoRetrievalEnv(Environment):
 
     def build_tools(self) -> list[Tool]:
         return [
-            make_tool("search_books", "Search the book catalogue; all filters optional.",
-                      {"author": {"type": "string"}, "genre": {"type": "string", "enum": GENRES},
-                       "year_from": {"type": "integer"}, "year_to": {"type": "integer"},
-                       "limit": {"type": "integer", "minimum": 1, "maximum": 10, "default": 5}}),
-            make_tool("get_book", "Details of one book by id (e.g. B003).",
-                      {"book_id": {"type": "string"}}, ["book_id"]),
-            make_tool("get_country_facts", "Facts about a country.",
-                      {"country": {"type": "string"},
-                       "fields": {"type": "array", "items": {"type": "string", "enum": list(FACT_FIELDS)},
-                                  "default": list(FACT_FIELDS)}},
-                      ["country"]),
-            make_tool("define_word", "The dictionary definition of an English word.",
-                      {"word": {"type": "string"}}, ["word"]),
-            make_tool("search_recipes", "Recipes with a main ingredient, optionally under a time limit.",
-                      {"ingredient": {"type": "string", "enum": INGREDIENTS},
-                       "max_minutes": {"type": "integer", "minimum": 1}}, ["ingredient"]),
+            make_tool(
+                "search_books",
+                "Search the book catalogue; all filters optional.",
+                {
+                    "author": {"type": "string"},
+                    "genre": {"type": "string", "enum": GENRES},
+                    "year_from": {"type": "integer"},
+                    "year_to": {"type": "integer"},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 10, "default": 5},
+                },
+            ),
+            make_tool(
+                "get_book",
+                "Details of one book by id (e.g. B003).",
+                {"book_id": {"type": "string"}},
+                ["book_id"],
+            ),
+            make_tool(
+                "get_country_facts",
+                "Facts about a country.",
+                {
+                    "country": {"type": "string"},
+                    "fields": {
+                        "type": "array",
+                        "items": {"type": "string", "enum": list(FACT_FIELDS)},
+                        "default": list(FACT_FIELDS),
+                    },
+                },
+                ["country"],
+            ),
+            make_tool(
+                "define_word",
+                "The dictionary definition of an English word.",
+                {"word": {"type": "string"}},
+                ["word"],
+            ),
+            make_tool(
+                "search_recipes",
+                "Recipes with a main ingredient, optionally under a time limit.",
+                {
+                    "ingredient": {"type": "string", "enum": INGREDIENTS},
+                    "max_minutes": {"type": "integer", "minimum": 1},
+                },
+                ["ingredient"],
+            ),
         ]
 
     def reset(self, seed: int = 0) -> None:
@@ -103,13 +212,22 @@ class InfoRetrievalEnv(Environment):
     def state(self) -> dict[str, Any]:
         return self.log.flat()
 
-    def do_search_books(self, limit: int, author: str | None = None, genre: str | None = None,
-                        year_from: int | None = None, year_to: int | None = None) -> dict[str, Any]:
-        hits = [b for b in BOOKS
-                if (author is None or author.strip().lower() in b[2].lower())
-                and (genre is None or b[4] == genre)
-                and (year_from is None or b[3] >= year_from)
-                and (year_to is None or b[3] <= year_to)]
+    def do_search_books(
+        self,
+        limit: int,
+        author: str | None = None,
+        genre: str | None = None,
+        year_from: int | None = None,
+        year_to: int | None = None,
+    ) -> dict[str, Any]:
+        hits = [
+            b
+            for b in BOOKS
+            if (author is None or author.strip().lower() in b[2].lower())
+            and (genre is None or b[4] == genre)
+            and (year_from is None or b[3] >= year_from)
+            and (year_to is None or b[3] <= year_to)
+        ]
         hits.sort(key=lambda b: (b[3], b[0]))
         return self.log.add({"kind": "books", "books": [_book(b) for b in hits[:limit]]})
 
@@ -133,6 +251,9 @@ class InfoRetrievalEnv(Environment):
         return self.log.add({"kind": "definition", "word": w, "definition": WORDS[w]})
 
     def do_search_recipes(self, ingredient: str, max_minutes: int | None = None) -> dict[str, Any]:
-        hits = [{"name": n, "minutes": m} for n, i, m in RECIPES
-                if i == ingredient and (max_minutes is None or m <= max_minutes)]
+        hits = [
+            {"name": n, "minutes": m}
+            for n, i, m in RECIPES
+            if i == ingredient and (max_minutes is None or m <= max_minutes)
+        ]
         return self.log.add({"kind": "recipes", "ingredient": ingredient, "recipes": hits})

@@ -53,24 +53,46 @@ class TextGenerationEnv(Environment):
     def build_tools(self) -> list[Tool]:
         text = {"text": {"type": "string"}}
         return [
-            make_tool("generate_uuids", "Random UUID4 strings.",
-                      {"count": {"type": "integer", "minimum": 1, "maximum": 20, "default": 1}}),
-            make_tool("generate_password", "A random password.",
-                      {"length": {"type": "integer", "minimum": 6, "maximum": 64, "default": 12},
-                       "symbols": {"type": "boolean", "default": True},
-                       "digits": {"type": "boolean", "default": True}}),
+            make_tool(
+                "generate_uuids",
+                "Random UUID4 strings.",
+                {"count": {"type": "integer", "minimum": 1, "maximum": 20, "default": 1}},
+            ),
+            make_tool(
+                "generate_password",
+                "A random password.",
+                {
+                    "length": {"type": "integer", "minimum": 6, "maximum": 64, "default": 12},
+                    "symbols": {"type": "boolean", "default": True},
+                    "digits": {"type": "boolean", "default": True},
+                },
+            ),
             make_tool("make_slug", "A URL slug of a title.", dict(text), ["text"]),
-            make_tool("change_case", "Convert text to another case.",
-                      {**text, "case": {"type": "string", "enum": list(CASES)}}, ["text", "case"]),
-            make_tool("count_words", "Count words, characters and sentences.", dict(text), ["text"]),
+            make_tool(
+                "change_case",
+                "Convert text to another case.",
+                {**text, "case": {"type": "string", "enum": list(CASES)}},
+                ["text", "case"],
+            ),
+            make_tool(
+                "count_words", "Count words, characters and sentences.", dict(text), ["text"]
+            ),
             make_tool("make_acronym", "The acronym of a phrase.", dict(text), ["text"]),
-            make_tool("lorem_ipsum", "Placeholder text.",
-                      {"sentences": {"type": "integer", "minimum": 1, "maximum": 5, "default": 2}}),
-            make_tool("write_greeting", "A short greeting card text.",
-                      {"name": {"type": "string"},
-                       "occasion": {"type": "string", "enum": list(OCCASIONS)},
-                       "tone": {"type": "string", "enum": list(TONES), "default": "casual"}},
-                      ["name", "occasion"]),
+            make_tool(
+                "lorem_ipsum",
+                "Placeholder text.",
+                {"sentences": {"type": "integer", "minimum": 1, "maximum": 5, "default": 2}},
+            ),
+            make_tool(
+                "write_greeting",
+                "A short greeting card text.",
+                {
+                    "name": {"type": "string"},
+                    "occasion": {"type": "string", "enum": list(OCCASIONS)},
+                    "tone": {"type": "string", "enum": list(TONES), "default": "casual"},
+                },
+                ["name", "occasion"],
+            ),
         ]
 
     def reset(self, seed: int = 0) -> None:
@@ -120,8 +142,14 @@ class TextGenerationEnv(Environment):
 
     def do_count_words(self, text: str) -> dict[str, Any]:
         sentences = len([s for s in re.split(r"[.!?]+", text) if s.strip()])
-        return self.log.add({"kind": "counts", "words": len(_words(text)),
-                             "characters": len(text), "sentences": sentences})
+        return self.log.add(
+            {
+                "kind": "counts",
+                "words": len(_words(text)),
+                "characters": len(text),
+                "sentences": sentences,
+            }
+        )
 
     def do_make_acronym(self, text: str) -> dict[str, Any]:
         small = {"of", "and", "the", "for", "a", "an", "in", "on", "to"}

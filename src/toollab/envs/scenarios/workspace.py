@@ -23,7 +23,7 @@ from toollab.envs.base import (
     make_tool,
     register_env,
 )
-from toollab.schema import Tool
+from toollab.schema import Tool, ToolCall
 
 #: the files a fresh workspace holds (the seed picks the names in notes/ and the numbers)
 BASE_FILES = {
@@ -64,26 +64,51 @@ class WorkspaceEnv(Environment):
         content = {"content": {"type": "string"}}
         move = {"source": {"type": "string"}, "destination": {"type": "string"}}
         return [
-            make_tool("create_file", "Create (or overwrite) a text file.", {**path, **content}, ["path", "content"]),
-            make_tool("append_to_file", "Append text to a file (a newline is added).", {**path, **content},
-                      ["path", "content"]),
+            make_tool(
+                "create_file",
+                "Create (or overwrite) a text file.",
+                {**path, **content},
+                ["path", "content"],
+            ),
+            make_tool(
+                "append_to_file",
+                "Append text to a file (a newline is added).",
+                {**path, **content},
+                ["path", "content"],
+            ),
             make_tool("read_file", "Read a text file.", dict(path), ["path"]),
             make_tool("delete_file", "Delete a file.", dict(path), ["path"]),
             make_tool("move_file", "Move or rename a file.", dict(move), ["source", "destination"]),
             make_tool("copy_file", "Copy a file.", dict(move), ["source", "destination"]),
             make_tool("make_directory", "Create a directory.", dict(path), ["path"]),
-            make_tool("list_directory", "List a directory.", {"path": {"type": "string", "default": "."}}),
-            make_tool("replace_in_file", "Replace every occurrence of a text in a file.",
-                      {**path, "old": {"type": "string", "minLength": 1}, "new": {"type": "string"}},
-                      ["path", "old", "new"]),
+            make_tool(
+                "list_directory", "List a directory.", {"path": {"type": "string", "default": "."}}
+            ),
+            make_tool(
+                "replace_in_file",
+                "Replace every occurrence of a text in a file.",
+                {**path, "old": {"type": "string", "minLength": 1}, "new": {"type": "string"}},
+                ["path", "old", "new"],
+            ),
         ]
 
     def reset(self, seed: int = 0) -> None:
+        # the files are brought in line lazily, on the first call or state() after a reset
         self.seed = seed
+        self._synced = False
+        self.reads: dict[str, Any] = {}
+
+    def _sync(self) -> None:
+        if self._synced:
+            return
+        self._synced = True
+        seed = self.seed
         if getattr(self, "_root", None) is None:
             self._root = Path(tempfile.mkdtemp(prefix="toollab-ws-")).resolve()
             self._finalizer = weakref.finalize(self, shutil.rmtree, str(self._root), True)
-        base_dirs = {p.as_posix() for rel in BASE_FILES for p in PurePosixPath(rel).parents if str(p) != "."}
+        base_dirs = {
+            p.as_posix() for rel in BASE_FILES for p in PurePosixPath(rel).parents if str(p) != "."
+        }
         # remove what a previous program added (cheaper than a fresh directory per reset)
         for p in sorted(self._root.rglob("*"), key=lambda p: len(p.parts), reverse=True):
             rel = p.relative_to(self._root).as_posix()
@@ -93,21 +118,34 @@ class WorkspaceEnv(Environment):
                 shutil.rmtree(p, ignore_errors=True)
         # rewrite only the base files a program touched (or whose seeded content differs)
         fresh = not hasattr(self, "_written")
+        if fresh:
+            self._written: dict[str, str] = {}
+            self._touched: set[str] = set()
         for rel in BASE_FILES:
             text = _base_text(rel, seed)
-            if fresh or rel in self._touched or self._written.get(rel) != text or not (self._root / rel).is_file():
+            if (
+                fresh
+                or rel in self._touched
+                or self._written.get(rel) != text
+                or not (self._root / rel).is_file()
+            ):
                 f = self._root / rel
                 f.parent.mkdir(parents=True, exist_ok=True)
                 f.write_text(text, encoding="utf-8")
         self._written = {rel: _base_text(rel, seed) for rel in BASE_FILES}
-        self._touched: set[str] = set()
-        self.reads: dict[str, Any] = {}
+        self._touched = set()
 
     @property
     def root(self) -> Path:
+        self._sync()
         return self._root
 
+    def execute(self, call: ToolCall) -> Any:
+        self._sync()
+        return super().execute(call)
+
     def state(self) -> dict[str, Any]:
+        self._sync()
         out: dict[str, Any] = {}
         for p in sorted(self._root.rglob("*")):
             rel = p.relative_to(self._root).as_posix()

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from toollab.envs.tasks import favourites, home_search, household, scenarios, spreadsheet, trip_booking, weather
+from toollab.envs.tasks import (
+    favourites,
+    home_search,
+    household,
+    scenarios,
+    spreadsheet,
+    trip_booking,
+    weather,
+)
 from toollab.envs.tasks.common import Task, TaskSet, call
 
 #: environment name -> its task set

@@ -9,9 +9,9 @@ phrases a goal and writes the gold program.  Each environment's templates live i
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from toollab.envs.base import Environment
 from toollab.schema import GoldCall
@@ -31,6 +31,7 @@ class Task:
 
 
 Maker = Callable[[random.Random, Environment], Task]
+T = TypeVar("T")
 
 
 def call(tool: str, /, **arguments: Any) -> GoldCall:
@@ -60,7 +61,7 @@ class TaskSet:
         return deco
 
 
-def pick(rng: random.Random, options: list[str] | tuple[str, ...]) -> str:
+def pick(rng: random.Random, options: Sequence[T]) -> T:
     return options[rng.randrange(len(options))]
 
 
@@ -74,12 +75,31 @@ def money(v: float) -> str:
     return f"${v:,.0f}" if float(v).is_integer() else f"${v:,.2f}"
 
 
-MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August",
-               "September", "October", "November", "December")
+MONTH_NAMES = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 
 
 def say_date(rng: random.Random, iso: str) -> str:
     """A date as a person might write it (the gold keeps ``iso``)."""
     y, m, d = (int(x) for x in iso.split("-"))
-    return pick(rng, [f"{MONTH_NAMES[m - 1]} {d}, {y}", f"{y}/{m:02d}/{d:02d}", iso,
-                      f"{MONTH_NAMES[m - 1][:3]} {d} {y}"])
+    return pick(
+        rng,
+        [
+            f"{MONTH_NAMES[m - 1]} {d}, {y}",
+            f"{y}/{m:02d}/{d:02d}",
+            iso,
+            f"{MONTH_NAMES[m - 1][:3]} {d} {y}",
+        ],
+    )

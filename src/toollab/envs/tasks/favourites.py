@@ -14,7 +14,8 @@ SUB_IDS = ("alex", "sam", "kim", "lee", "max")
 
 
 def _env(env: Environment) -> FavouritesEnv:
-    assert isinstance(env, FavouritesEnv)
+    if not isinstance(env, FavouritesEnv):
+        raise TypeError("favourites templates need a FavouritesEnv")
     return env
 
 
@@ -35,27 +36,43 @@ def _sub(rng: random.Random) -> tuple[str, dict[str, Any]]:
 def add_favourite(rng: random.Random, env: Environment) -> Task:
     img = _new_image(rng, _env(env))
     text, args = _sub(rng)
-    q = pick(rng, [f"Add the cat photo with id {img} to my list of favourites{text}.",
-                   f"Save image {img} as a favourite{text}.", f"Favourite the image {img}{text}."])
+    q = pick(
+        rng,
+        [
+            f"Add the cat photo with id {img} to my list of favourites{text}.",
+            f"Save image {img} as a favourite{text}.",
+            f"Favourite the image {img}{text}.",
+        ],
+    )
     return Task(query=q, calls=[call("add_favourite", image_id=img, **args)])
 
 
 @TASKS.template("delete_favourite", weight=2)
 def delete_favourite(rng: random.Random, env: Environment) -> Task:
     fid = pick(rng, [str(k) for k in _env(env).favourites])
-    q = pick(rng, [f"Remove favourite {fid} from my favourites.", f"Delete the favourite with id {fid}.",
-                   f"Un-favourite {fid}, please."])
+    q = pick(
+        rng,
+        [
+            f"Remove favourite {fid} from my favourites.",
+            f"Delete the favourite with id {fid}.",
+            f"Un-favourite {fid}, please.",
+        ],
+    )
     return Task(query=q, calls=[call("delete_favourite", favourite_id=int(fid))])
 
 
 @TASKS.template("list_favourites")
 def list_favourites(rng: random.Random, env: Environment) -> Task:
-    text, args = _sub(rng)
+    _text, args = _sub(rng)
     if args:
-        return Task(query=f"Show the favourite images saved under the user tag {args['sub_id']}.",
-                    calls=[call("list_favourites", **args)])
-    return Task(query=pick(rng, ["Show my favourite images.", "List all my favourites."]),
-                calls=[call("list_favourites")])
+        return Task(
+            query=f"Show the favourite images saved under the user tag {args['sub_id']}.",
+            calls=[call("list_favourites", **args)],
+        )
+    return Task(
+        query=pick(rng, ["Show my favourite images.", "List all my favourites."]),
+        calls=[call("list_favourites")],
+    )
 
 
 @TASKS.template("vote", weight=2)
@@ -63,15 +80,26 @@ def vote(rng: random.Random, env: Environment) -> Task:
     img = pick(rng, [im["id"] for im in _env(env).images])
     up = rng.random() < 0.5
     text, args = _sub(rng)
-    q = (pick(rng, [f"Vote up the image {img}{text}.", f"I love image {img}, give it an upvote{text}."]) if up
-         else pick(rng, [f"Vote down the image {img}{text}.", f"I don't like image {img}; downvote it{text}."]))
+    q = (
+        pick(
+            rng,
+            [f"Vote up the image {img}{text}.", f"I love image {img}, give it an upvote{text}."],
+        )
+        if up
+        else pick(
+            rng,
+            [f"Vote down the image {img}{text}.", f"I don't like image {img}; downvote it{text}."],
+        )
+    )
     return Task(query=q, calls=[call("vote", image_id=img, value=1 if up else -1, **args)])
 
 
 @TASKS.template("list_votes")
 def list_votes(rng: random.Random, env: Environment) -> Task:
-    return Task(query=pick(rng, ["Show all my votes.", "Which images have I voted on?"]),
-                calls=[call("list_votes")])
+    return Task(
+        query=pick(rng, ["Show all my votes.", "Which images have I voted on?"]),
+        calls=[call("list_votes")],
+    )
 
 
 @TASKS.template("delete_vote")
@@ -109,7 +137,9 @@ def search(rng: random.Random, env: Environment) -> Task:
 @TASKS.template("get_image")
 def get_image(rng: random.Random, env: Environment) -> Task:
     img = pick(rng, [im["id"] for im in _env(env).images])
-    return Task(query=f"Show me the details of image {img}.", calls=[call("get_image", image_id=img)])
+    return Task(
+        query=f"Show me the details of image {img}.", calls=[call("get_image", image_id=img)]
+    )
 
 
 @TASKS.template("list_catalogue")
@@ -122,8 +152,10 @@ def list_catalogue(rng: random.Random, env: Environment) -> Task:
 @TASKS.template("favourite_and_vote")
 def favourite_and_vote(rng: random.Random, env: Environment) -> Task:
     img = _new_image(rng, _env(env))
-    return Task(query=f"Add image {img} to my favourites and vote it up.",
-                calls=[call("add_favourite", image_id=img), call("vote", image_id=img, value=1)])
+    return Task(
+        query=f"Add image {img} to my favourites and vote it up.",
+        calls=[call("add_favourite", image_id=img), call("vote", image_id=img, value=1)],
+    )
 
 
 @TASKS.template("swap_favourite")
@@ -131,5 +163,10 @@ def swap_favourite(rng: random.Random, env: Environment) -> Task:
     e = _env(env)
     fid = pick(rng, [str(k) for k in e.favourites])
     img = _new_image(rng, e)
-    return Task(query=f"Replace favourite {fid} with image {img}.",
-                calls=[call("delete_favourite", favourite_id=int(fid)), call("add_favourite", image_id=img)])
+    return Task(
+        query=f"Replace favourite {fid} with image {img}.",
+        calls=[
+            call("delete_favourite", favourite_id=int(fid)),
+            call("add_favourite", image_id=img),
+        ],
+    )

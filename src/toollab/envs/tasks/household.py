@@ -38,7 +38,11 @@ def _fetch(obj: str) -> list[GoldCall]:
 
 def _close_after(obj: str) -> list[GoldCall]:
     where = OBJECTS[obj][0]
-    return [call("Close", object=where)] if where in OBJECTS and "openable" in OBJECTS[where][1] else []
+    return (
+        [call("Close", object=where)]
+        if where in OBJECTS and "openable" in OBJECTS[where][1]
+        else []
+    )
 
 
 def _task(rng: random.Random, query: str, plan: list[GoldCall], walk_to: str | None = None) -> Task:
@@ -57,15 +61,23 @@ def _task(rng: random.Random, query: str, plan: list[GoldCall], walk_to: str | N
 @TASKS.template("switch_on", weight=2)
 def switch_on(rng: random.Random, env: Environment) -> Task:
     obj = pick(rng, [o for o in _props("switchable") if o not in ("radio", "lamp")])
-    return _task(rng, f"Turn on the {obj.replace('_', ' ')}.",
-                 [call("Find", object=obj), call("SwitchOn", object=obj)], _room(obj))
+    return _task(
+        rng,
+        f"Turn on the {obj.replace('_', ' ')}.",
+        [call("Find", object=obj), call("SwitchOn", object=obj)],
+        _room(obj),
+    )
 
 
 @TASKS.template("switch_off")
 def switch_off(rng: random.Random, env: Environment) -> Task:
     obj = pick(rng, ["radio", "lamp"])
-    return _task(rng, f"Switch off the {obj}.", [call("Find", object=obj), call("SwitchOff", object=obj)],
-                 "living_room")
+    return _task(
+        rng,
+        f"Switch off the {obj}.",
+        [call("Find", object=obj), call("SwitchOff", object=obj)],
+        "living_room",
+    )
 
 
 @TASKS.template("put_in", weight=2)
@@ -74,10 +86,16 @@ def put_in(rng: random.Random, env: Environment) -> Task:
     box = pick(rng, _props("container"))
     plan = [*_fetch(obj), call("Find", object=box)]
     if "openable" in OBJECTS[box][1]:
-        plan += [call("Open", object=box), call("PutIn", object=obj, target=box), call("Close", object=box)]
+        plan += [
+            call("Open", object=box),
+            call("PutIn", object=obj, target=box),
+            call("Close", object=box),
+        ]
     else:
         plan.append(call("PutIn", object=obj, target=box))
-    return _task(rng, f"Put the {obj.replace('_', ' ')} in the {box.replace('_', ' ')} and close it.", plan)
+    return _task(
+        rng, f"Put the {obj.replace('_', ' ')} in the {box.replace('_', ' ')} and close it.", plan
+    )
 
 
 @TASKS.template("put_on_surface")
@@ -92,15 +110,26 @@ def put_on_surface(rng: random.Random, env: Environment) -> Task:
 def read(rng: random.Random, env: Environment) -> Task:
     obj = pick(rng, _props("readable"))
     seat = pick(rng, [s for s in _props("sittable") if _room(s) == _room(obj)] or ["sofa"])
-    plan = [*_fetch(obj), call("Find", object=seat), call("Sit", object=seat), call("Read", object=obj)]
+    plan = [
+        *_fetch(obj),
+        call("Find", object=seat),
+        call("Sit", object=seat),
+        call("Read", object=obj),
+    ]
     return _task(rng, f"Sit down and read the {obj}.", plan, _room(obj))
 
 
 @TASKS.template("watch_tv")
 def watch_tv(rng: random.Random, env: Environment) -> Task:
-    plan = [call("Find", object="remote_control"), call("Grab", object="remote_control"),
-            call("Find", object="tv"), call("SwitchOn", object="tv"), call("Find", object="sofa"),
-            call("Sit", object="sofa"), call("Watch", object="tv")]
+    plan = [
+        call("Find", object="remote_control"),
+        call("Grab", object="remote_control"),
+        call("Find", object="tv"),
+        call("SwitchOn", object="tv"),
+        call("Find", object="sofa"),
+        call("Sit", object="sofa"),
+        call("Watch", object="tv"),
+    ]
     return _task(rng, pick(rng, ["Watch TV.", "Relax in front of the TV."]), plan, "living_room")
 
 
@@ -126,8 +155,12 @@ def drink(rng: random.Random, env: Environment) -> Task:
 @TASKS.template("cut")
 def cut(rng: random.Random, env: Environment) -> Task:
     obj = pick(rng, _props("cuttable"))
-    plan = [call("Find", object="knife"), call("Grab", object="knife"), call("Find", object=obj),
-            call("Cut", object=obj)]
+    plan = [
+        call("Find", object="knife"),
+        call("Grab", object="knife"),
+        call("Find", object=obj),
+        call("Cut", object=obj),
+    ]
     return _task(rng, f"Cut the {obj} with the knife.", plan, "kitchen")
 
 
@@ -145,34 +178,59 @@ def get_dressed(rng: random.Random, env: Environment) -> Task:
 
 @TASKS.template("work")
 def work(rng: random.Random, env: Environment) -> Task:
-    plan = [call("Find", object="computer"), call("SwitchOn", object="computer"),
-            call("Find", object="chair"), call("Sit", object="chair"), call("Type", object="computer")]
-    return _task(rng, pick(rng, ["Work on the computer.", "Sit at the computer and type."]), plan, "home_office")
+    plan = [
+        call("Find", object="computer"),
+        call("SwitchOn", object="computer"),
+        call("Find", object="chair"),
+        call("Sit", object="chair"),
+        call("Type", object="computer"),
+    ]
+    return _task(
+        rng,
+        pick(rng, ["Work on the computer.", "Sit at the computer and type."]),
+        plan,
+        "home_office",
+    )
 
 
 @TASKS.template("clean")
 def clean(rng: random.Random, env: Environment) -> Task:
     obj = pick(rng, [o for o in _props("washable") if OBJECTS[o][0] not in OBJECTS])
     verb = pick(rng, ["Wash", "Rinse", "Scrub", "Wipe"])
-    return _task(rng, f"{verb} the {obj.replace('_', ' ')}.", [call("Find", object=obj), call(verb, object=obj)],
-                 _room(obj))
+    return _task(
+        rng,
+        f"{verb} the {obj.replace('_', ' ')}.",
+        [call("Find", object=obj), call(verb, object=obj)],
+        _room(obj),
+    )
 
 
 @TASKS.template("brush_teeth")
 def brush_teeth(rng: random.Random, env: Environment) -> Task:
-    plan = [call("Find", object="toothbrush"), call("Grab", object="toothbrush"),
-            call("Find", object="toothpaste"), call("Grab", object="toothpaste"),
-            call("Squeeze", object="toothpaste"), call("Rinse", object="toothbrush")]
+    plan = [
+        call("Find", object="toothbrush"),
+        call("Grab", object="toothbrush"),
+        call("Find", object="toothpaste"),
+        call("Grab", object="toothpaste"),
+        call("Squeeze", object="toothpaste"),
+        call("Rinse", object="toothbrush"),
+    ]
     return _task(rng, "Brush your teeth.", plan, "bathroom")
 
 
 @TASKS.template("greet")
 def greet(rng: random.Random, env: Environment) -> Task:
-    return _task(rng, "Go and say hello to mom.", [call("Find", object="mom"), call("Greet", object="mom")],
-                 "living_room")
+    return _task(
+        rng,
+        "Go and say hello to mom.",
+        [call("Find", object="mom"), call("Greet", object="mom")],
+        "living_room",
+    )
 
 
 @TASKS.template("open_window")
 def open_window(rng: random.Random, env: Environment) -> Task:
     obj = pick(rng, ["window", "curtains"])
-    return _task(rng, f"Open the {obj}.", [call("Find", object=obj), call("Open", object=obj)], _room(obj))
+    return _task(
+        rng, f"Open the {obj}.", [call("Find", object=obj), call("Open", object=obj)], _room(obj)
+    )

@@ -15,9 +15,28 @@ from toollab.schema import GoldCall
 
 TASKS = TaskSet("trip_booking", held_out_tools=("set_min_hotel_rating", "select_seat_class"))
 
-PLACES = ("San Francisco", "Los Angeles", "Fort Worth", "Ontario", "Seattle", "Boston", "Chicago",
-          "Miami", "New Orleans", "Denver", "Nashville", "Portland", "Atlanta", "Phoenix",
-          "Las Vegas", "San Diego", "Orlando", "Houston", "Salt Lake City", "Honolulu")
+PLACES = (
+    "San Francisco",
+    "Los Angeles",
+    "Fort Worth",
+    "Ontario",
+    "Seattle",
+    "Boston",
+    "Chicago",
+    "Miami",
+    "New Orleans",
+    "Denver",
+    "Nashville",
+    "Portland",
+    "Atlanta",
+    "Phoenix",
+    "Las Vegas",
+    "San Diego",
+    "Orlando",
+    "Houston",
+    "Salt Lake City",
+    "Honolulu",
+)
 ROOM_TYPES = ("single", "double", "twin", "suite", "family")
 _VEHICLE = {"flight": "flight", "train": "train", "bus": "bus", "cruise": "cruise"}
 
@@ -44,8 +63,12 @@ def tickets(rng: random.Random, env: Environment) -> Task:
     mode = pick(rng, TRANSPORT)
     a, b = rng.sample(PLACES, 2)
     dep, ret = _dates(rng)
-    calls = [call("select_transportation", transportation=mode), call("set_origin", location=a),
-             call("set_destination", location=b), call("set_departure_date", date=dep)]
+    calls = [
+        call("select_transportation", transportation=mode),
+        call("set_origin", location=a),
+        call("set_destination", location=b),
+        call("set_departure_date", date=dep),
+    ]
     extra: list[str] = []
     text = f"Search {_VEHICLE[mode]} tickets from {a} to {b}, leaving on {say_date(rng, dep)}"
     if rng.random() < 0.4:
@@ -69,8 +92,10 @@ def tickets(rng: random.Random, env: Environment) -> Task:
         text += ", for " + join_and(parts)
     if extra:
         text += ", " + join_and(extra)
-    return Task(query=text + ".", calls=[call("select_booking_type", booking_type="trip tickets"),
-                                         *calls, call("search")])
+    return Task(
+        query=text + ".",
+        calls=[call("select_booking_type", booking_type="trip tickets"), *calls, call("search")],
+    )
 
 
 def _hotel_extras(rng: random.Random, calls: list[GoldCall], extra: list[str]) -> None:
@@ -100,21 +125,28 @@ def _hotel_extras(rng: random.Random, calls: list[GoldCall], extra: list[str]) -
 def hotels(rng: random.Random, env: Environment) -> Task:
     place = pick(rng, PLACES)
     cin, cout = _dates(rng)
-    calls = [call("set_hotel_location", location=place), call("set_checkin_date", date=cin),
-             call("set_checkout_date", date=cout)]
+    calls = [
+        call("set_hotel_location", location=place),
+        call("set_checkin_date", date=cin),
+        call("set_checkout_date", date=cout),
+    ]
     extra: list[str] = []
     parts: list[str] = []
     _people(rng, calls, parts)
     _hotel_extras(rng, calls, extra)
-    text = (f"Find a hotel in {place} from {say_date(rng, cin)} to {say_date(rng, cout)}"
-            if rng.random() < 0.5 else
-            f"Book a stay in {place}, checking in {say_date(rng, cin)} and checking out {say_date(rng, cout)}")
+    text = (
+        f"Find a hotel in {place} from {say_date(rng, cin)} to {say_date(rng, cout)}"
+        if rng.random() < 0.5
+        else f"Book a stay in {place}, checking in {say_date(rng, cin)} and checking out {say_date(rng, cout)}"
+    )
     if parts:
         text += ", for " + join_and(parts)
     if extra:
         text += ", with " + join_and(extra)
-    return Task(query=text + ".", calls=[call("select_booking_type", booking_type="hotels"),
-                                         *calls, call("search")])
+    return Task(
+        query=text + ".",
+        calls=[call("select_booking_type", booking_type="hotels"), *calls, call("search")],
+    )
 
 
 @TASKS.template("both", weight=2)
@@ -122,20 +154,32 @@ def both(rng: random.Random, env: Environment) -> Task:
     mode = pick(rng, TRANSPORT)
     a, b = rng.sample(PLACES, 2)
     cin, cout = _dates(rng)
-    calls = [call("select_transportation", transportation=mode), call("set_origin", location=a),
-             call("set_destination", location=b), call("set_hotel_location", location=b),
-             call("set_checkin_date", date=cin), call("set_checkout_date", date=cout)]
+    calls = [
+        call("select_transportation", transportation=mode),
+        call("set_origin", location=a),
+        call("set_destination", location=b),
+        call("set_hotel_location", location=b),
+        call("set_checkin_date", date=cin),
+        call("set_checkout_date", date=cout),
+    ]
     extra: list[str] = []
     parts: list[str] = []
     _people(rng, calls, parts)
     _hotel_extras(rng, calls, extra)
-    text = (f"I need {_VEHICLE[mode]} tickets from {a} to {b} and a hotel there, "
-            f"from {say_date(rng, cin)} to {say_date(rng, cout)}")
+    text = (
+        f"I need {_VEHICLE[mode]} tickets from {a} to {b} and a hotel there, "
+        f"from {say_date(rng, cin)} to {say_date(rng, cout)}"
+    )
     if parts:
         text += ", for " + join_and(parts)
     if extra:
         text += ", hotel with " + join_and(extra)
     # departure and return default to the check-in and check-out days: setting them is equivalent
     explicit = [*calls, call("set_departure_date", date=cin), call("set_return_date", date=cout)]
-    return Task(query=text + ".", calls=[call("select_booking_type", booking_type="both"), *calls, call("search")],
-                alternatives=[[call("select_booking_type", booking_type="both"), *explicit, call("search")]])
+    return Task(
+        query=text + ".",
+        calls=[call("select_booking_type", booking_type="both"), *calls, call("search")],
+        alternatives=[
+            [call("select_booking_type", booking_type="both"), *explicit, call("search")]
+        ],
+    )

@@ -11,13 +11,30 @@ from toollab.envs.weather import CITIES
 
 TASKS = TaskSet("weather")
 
-_UNIT_WORDS = {"metric": ["in Celsius", "in metric units"], "imperial": ["in Fahrenheit", "in imperial units"],
-               "standard": ["in Kelvin", "in standard units"]}
-_LANG_WORDS = {"es": "Spanish", "fr": "French", "de": "German", "it": "Italian", "pt": "Portuguese", "en": "English"}
-_CURRENT = ("What's the weather like in {p} right now", "Tell me the current weather in {p}",
-            "How is the weather in {p} at the moment", "Current conditions in {p}, please")
-_FORECAST = ("Give me the {d}-day forecast for {p}", "What will the weather be in {p} over the next {d} days",
-             "Forecast for {p} for the next {d} days")
+_UNIT_WORDS = {
+    "metric": ["in Celsius", "in metric units"],
+    "imperial": ["in Fahrenheit", "in imperial units"],
+    "standard": ["in Kelvin", "in standard units"],
+}
+_LANG_WORDS = {
+    "es": "Spanish",
+    "fr": "French",
+    "de": "German",
+    "it": "Italian",
+    "pt": "Portuguese",
+    "en": "English",
+}
+_CURRENT = (
+    "What's the weather like in {p} right now",
+    "Tell me the current weather in {p}",
+    "How is the weather in {p} at the moment",
+    "Current conditions in {p}, please",
+)
+_FORECAST = (
+    "Give me the {d}-day forecast for {p}",
+    "What will the weather be in {p} over the next {d} days",
+    "Forecast for {p} for the next {d} days",
+)
 
 
 def _options(rng: random.Random, lang: bool = True) -> tuple[str, dict[str, Any]]:
@@ -54,16 +71,20 @@ def current_city(rng: random.Random, env: Environment) -> Task:
 def current_zip(rng: random.Random, env: Environment) -> Task:
     c = _city(rng)
     opt, args = _options(rng)
-    return Task(query=f"What's the current weather for zip code {c[4]} in {c[1]}{opt}?",
-                calls=[call("current_weather_by_zip", zip_code=c[4], country_code=c[1], **args)])
+    return Task(
+        query=f"What's the current weather for zip code {c[4]} in {c[1]}{opt}?",
+        calls=[call("current_weather_by_zip", zip_code=c[4], country_code=c[1], **args)],
+    )
 
 
 @TASKS.template("current_coordinates")
 def current_coordinates(rng: random.Random, env: Environment) -> Task:
     c = _city(rng)
     opt, args = _options(rng)
-    return Task(query=f"Current weather at latitude {c[2]} and longitude {c[3]}{opt}.",
-                calls=[call("current_weather_by_coordinates", lat=c[2], lon=c[3], **args)])
+    return Task(
+        query=f"Current weather at latitude {c[2]} and longitude {c[3]}{opt}.",
+        calls=[call("current_weather_by_coordinates", lat=c[2], lon=c[3], **args)],
+    )
 
 
 def _days(rng: random.Random) -> tuple[int, dict[str, Any]]:
@@ -85,8 +106,10 @@ def forecast_zip(rng: random.Random, env: Environment) -> Task:
     c = _city(rng)
     d, dargs = _days(rng)
     opt, args = _options(rng, lang=False)
-    return Task(query=f"Forecast for the next {d} days for zip code {c[4]}, country {c[1]}{opt}.",
-                calls=[call("forecast_by_zip", zip_code=c[4], country_code=c[1], **dargs, **args)])
+    return Task(
+        query=f"Forecast for the next {d} days for zip code {c[4]}, country {c[1]}{opt}.",
+        calls=[call("forecast_by_zip", zip_code=c[4], country_code=c[1], **dargs, **args)],
+    )
 
 
 @TASKS.template("forecast_coordinates")
@@ -94,15 +117,19 @@ def forecast_coordinates(rng: random.Random, env: Environment) -> Task:
     c = _city(rng)
     d, dargs = _days(rng)
     opt, args = _options(rng, lang=False)
-    return Task(query=f"What's the {d}-day forecast at coordinates {c[2]}, {c[3]}{opt}?",
-                calls=[call("forecast_by_coordinates", lat=c[2], lon=c[3], **dargs, **args)])
+    return Task(
+        query=f"What's the {d}-day forecast at coordinates {c[2]}, {c[3]}{opt}?",
+        calls=[call("forecast_by_coordinates", lat=c[2], lon=c[3], **dargs, **args)],
+    )
 
 
 @TASKS.template("air_quality")
 def air_quality(rng: random.Random, env: Environment) -> Task:
     c = _city(rng)
-    return Task(query=f"How is the air quality at latitude {c[2]}, longitude {c[3]}?",
-                calls=[call("air_quality_by_coordinates", lat=c[2], lon=c[3])])
+    return Task(
+        query=f"How is the air quality at latitude {c[2]}, longitude {c[3]}?",
+        calls=[call("air_quality_by_coordinates", lat=c[2], lon=c[3])],
+    )
 
 
 @TASKS.template("air_quality_forecast")
@@ -110,29 +137,41 @@ def air_quality_forecast(rng: random.Random, env: Environment) -> Task:
     c = _city(rng)
     h = rng.choice([3, 6, 12, 24])
     args = {} if h == 3 else {"hours": h}
-    return Task(query=f"Air quality forecast for the next {h} hours at {c[2]}, {c[3]}.",
-                calls=[call("air_quality_forecast_by_coordinates", lat=c[2], lon=c[3], **args)])
+    return Task(
+        query=f"Air quality forecast for the next {h} hours at {c[2]}, {c[3]}.",
+        calls=[call("air_quality_forecast_by_coordinates", lat=c[2], lon=c[3], **args)],
+    )
 
 
 @TASKS.template("geocode")
 def geocode(rng: random.Random, env: Environment) -> Task:
     c = _city(rng)
-    return Task(query=f"What are the coordinates of {c[0]}?", calls=[call("geocode_city", city=c[0])])
+    return Task(
+        query=f"What are the coordinates of {c[0]}?", calls=[call("geocode_city", city=c[0])]
+    )
 
 
 @TASKS.template("two_cities")
 def two_cities(rng: random.Random, env: Environment) -> Task:
     a, b = rng.sample(CITIES, 2)
     opt, args = _options(rng, lang=False)
-    return Task(query=f"Compare the current weather in {a[0]} and {b[0]}{opt}.",
-                calls=[call("current_weather_by_city", city=a[0], **args),
-                       call("current_weather_by_city", city=b[0], **args)])
+    return Task(
+        query=f"Compare the current weather in {a[0]} and {b[0]}{opt}.",
+        calls=[
+            call("current_weather_by_city", city=a[0], **args),
+            call("current_weather_by_city", city=b[0], **args),
+        ],
+    )
 
 
 @TASKS.template("weather_and_air")
 def weather_and_air(rng: random.Random, env: Environment) -> Task:
     c = _city(rng)
     opt, args = _options(rng, lang=False)
-    return Task(query=f"At latitude {c[2]}, longitude {c[3]}: current weather{opt} and air quality.",
-                calls=[call("current_weather_by_coordinates", lat=c[2], lon=c[3], **args),
-                       call("air_quality_by_coordinates", lat=c[2], lon=c[3])])
+    return Task(
+        query=f"At latitude {c[2]}, longitude {c[3]}: current weather{opt} and air quality.",
+        calls=[
+            call("current_weather_by_coordinates", lat=c[2], lon=c[3], **args),
+            call("air_quality_by_coordinates", lat=c[2], lon=c[3]),
+        ],
+    )

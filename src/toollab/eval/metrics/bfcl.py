@@ -41,6 +41,8 @@ _SCHEMA_TO_BFCL = {"object": "dict", "number": "float", "null": "any"}
 _STANDARDIZE = re.compile(r"[ \,\.\/\-\_\*\^]")
 
 AST_CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple")
+#: the categories whose accuracies average (unweighted) into ``simple``
+SIMPLE_CATEGORIES = ("simple", "simple_python", "simple_java", "simple_javascript")
 LIVE_AST = ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")
 
 Check = dict[str, Any]
@@ -448,19 +450,11 @@ def check_entry(
         return _fail("ast_checker:exception", f"{type(exc).__name__}: {exc}")
 
 
-def _simple_group(category: str) -> str | None:
-    if category in ("simple", "simple_python", "simple_java", "simple_javascript"):
-        return "simple"
-    return None
-
-
 def aggregate(per_cat: dict[str, tuple[int, int]]) -> dict[str, float | None]:
     """Official figures from ``{category: (correct, total)}``."""
     acc = {c: k / n for c, (k, n) in per_cat.items() if n}
     out: dict[str, float | None] = {}
-    simple = [
-        acc[c] for c in ("simple", "simple_python", "simple_java", "simple_javascript") if c in acc
-    ]
+    simple = [acc[c] for c in SIMPLE_CATEGORIES if c in acc]
     out["simple"] = sum(simple) / len(simple) if simple else None
     for c in ("multiple", "parallel", "parallel_multiple"):
         out[c] = acc.get(c)

@@ -174,22 +174,17 @@ def deer_outcome(rounds: list[str], gold_chain: str, *, strict: bool = False) ->
             else:
                 out.error = "wrong_end"
             return out
-        if "#NoCallAPI#" in decoded:
+        if "#NoCallAPI#" in decoded or "#CallAPI#" in decoded:
             if "#Begin# Need to" not in gold_chain:
                 out.error = "search_not_needed"
                 return out
             out.search = True
-            if "#NoCallAPI#" in gold_chain:
-                out.no_call = True
-            else:
-                out.error = "no_call_but_call_needed"
-            return out
-        if "#CallAPI#" in decoded:
-            if "#Begin# Need to" not in gold_chain:
-                out.error = "search_not_needed"
-                return out
-            out.search = True
-            if "#NoCallAPI#" in gold_chain:
+            if "#NoCallAPI#" in decoded:
+                if "#NoCallAPI#" in gold_chain:
+                    out.no_call = True
+                else:
+                    out.error = "no_call_but_call_needed"
+            elif "#NoCallAPI#" in gold_chain:
                 out.error = "call_but_no_call_needed"
             elif "#APIResponse#" not in decoded:
                 out.error = "no_api_response"
