@@ -153,11 +153,11 @@ def test_bench_bundled_model_small_run(tmp_path: Path, bundled_gguf: Path) -> No
         [
             "bench",
             "--envs",
-            "weather,finance",
+            "realtime_search,info_retrieval",
             "--limit",
             "1",
             "--max-tokens",
-            "24",
+            "16",
             "--out",
             str(out),
             "--json",
@@ -166,7 +166,7 @@ def test_bench_bundled_model_small_run(tmp_path: Path, bundled_gguf: Path) -> No
     assert r.exit_code == 0, r.stderr
     data = json.loads(r.stdout)
     assert data["model"] == "bundled:smollm2-135m" and data["constrained"] is True
-    for name in ("weather", "finance"):
+    for name in ("realtime_search", "info_retrieval"):
         row = data["envs"][name]
         assert row["n"] == 1 and row["success"] in (0.0, 1.0)
         preds = (out / "runs" / name / "predictions.jsonl").read_text().splitlines()

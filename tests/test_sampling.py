@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,11 +26,16 @@ POOL = [
 ]
 
 
-@pytest.fixture(scope="module")
-def clusters(tmp_path_factory: pytest.TempPathFactory) -> ToolClusters:
-    import os
+@pytest.fixture(scope="module", autouse=True)
+def _cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Embeddings of this module go to a fresh cache folder, for this module only."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TOOLLAB_CACHE", str(tmp_path_factory.mktemp("cache")))
+        yield
 
-    os.environ["TOOLLAB_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+
+@pytest.fixture(scope="module")
+def clusters() -> ToolClusters:
     return ToolClusters.fit(POOL, m=6, seed=42)
 
 

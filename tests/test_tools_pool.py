@@ -353,7 +353,7 @@ TOOLS_PY = '''
 from toollab.tools import tool
 
 
-def helper(x: int) -> int:
+def not_a_tool(x: int) -> int:
     return x
 
 

@@ -231,7 +231,7 @@ def load_tools(path: str | Path, format: str, **options: Any) -> list[Tool]:
     return adapter.load_tools(_check_path(path), **options)
 
 
-# -- helpers shared by adapters ---------------------------------------------------------------
+# -- option checks shared by adapters -----------------------------------------------------------
 
 
 def as_list(value: Any, option: str) -> list[str] | None:

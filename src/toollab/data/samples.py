@@ -10,6 +10,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from toollab.data.base import Dataset, load_dataset
 from toollab.errors import UsageError, did_you_mean
 
 #: sample name → (folder under resources/samples, dataset format)
@@ -36,9 +37,7 @@ def sample_path(name: str) -> tuple[Path, str]:
     return Path(str(root)), fmt
 
 
-def load_sample(name: str, **options: Any) -> Any:
+def load_sample(name: str, **options: Any) -> Dataset:
     """The bundled sample as a :class:`toollab.data.Dataset`."""
-    from toollab.data.base import load_dataset
-
     path, fmt = sample_path(name)
     return load_dataset(path, fmt, **options)

@@ -126,13 +126,15 @@ class OpenAIModel(Model):
                 openai.InternalServerError,
                 openai.APIConnectionError,
             ) as exc:
+                if _is_refusal(exc):  # a request the server cannot take: retrying will not help
+                    raise
                 if attempt >= self.max_retries:
                     raise BackendError(self._describe(exc, attempt + 1)) from exc
                 await asyncio.sleep(self._delay(attempt, exc))
                 attempt += 1
                 self.retries += 1
             except openai.APIStatusError as exc:
-                if exc.status_code >= 500:  # 5xx the client does not map to InternalServerError
+                if exc.status_code >= 500 and not _is_refusal(exc):  # 5xx not mapped above
                     if attempt >= self.max_retries:
                         raise BackendError(self._describe(exc, attempt + 1)) from exc
                     await asyncio.sleep(self._delay(attempt, exc))
@@ -241,11 +243,9 @@ class OpenAIModel(Model):
                     call = lambda kw=kw: st.client.chat.completions.create(**kw)  # noqa: E731
                 try:
                     resp = await self._with_retries(call)
-                except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                    if self._fall_back(exc, native, req):
-                        continue
-                    raise BackendError(self._describe(exc, 1)) from exc
                 except openai.APIStatusError as exc:
+                    if _is_refusal(exc) and self._fall_back(exc, native, req):
+                        continue
                     raise BackendError(self._describe(exc, 1)) from exc
                 except BackendError:
                     raise
@@ -350,6 +350,15 @@ def _completion_schema(schema: dict[str, Any]) -> dict[str, Any]:
     except ImportError:
         return {"json_schema": schema}
     return {"grammar": json_schema_to_gbnf(json.dumps(schema))}
+
+
+def _is_refusal(exc: Exception) -> bool:
+    """The server refused the request's form: 400/422, or a 5xx that is a request validation
+    error (llama-cpp-python's server answers those with 500)."""
+    status = getattr(exc, "status_code", None)
+    if status in (400, 422):
+        return True
+    return isinstance(status, int) and status >= 500 and "validation error" in _short(exc).lower()
 
 
 def _short(exc: Exception) -> str:

@@ -1,8 +1,8 @@
-"""Shared helpers for the output parsers: bracket matching, value decoding, safe call building.
+"""Text utilities shared by the output parsers: bracket matching, value decoding, safe call building.
 
 Everything here runs in time linear in the length of the text (no backtracking regular
 expressions, no re-scanning from every position) and never raises on model output: decoding
-helpers return ``(ok, value, reason)`` triples.
+functions return ``(ok, value, reason)`` triples.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from toollab.errors import InputError
-from toollab.retrieval.base import check_k
+from toollab.retrieval.base import check_k, get_retriever
 from toollab.schema import Instance, Tool
 
 
@@ -28,8 +28,6 @@ class DemoRetriever:
             )
         # index the example queries as pseudo-tools so the tool retrievers serve demos too
         docs = [Tool(name=f"demo-{i}", description=e.query) for i, e in enumerate(self.examples)]
-        from toollab.retrieval.base import get_retriever
-
         self._retriever = get_retriever(method)
         self._retriever.index(docs)
 

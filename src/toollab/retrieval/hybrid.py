@@ -6,6 +6,8 @@ component ranks ``depth`` candidates (default max(50, 4k)).
 
 from __future__ import annotations
 
+from typing import Any
+
 from toollab.retrieval.base import Retriever, register_retriever
 from toollab.retrieval.bm25 import BM25Retriever
 from toollab.retrieval.dense import DenseRetriever
@@ -32,12 +34,12 @@ class HybridRetriever(Retriever):
         c: float = 60.0,
         weights: tuple[float, float] = (1.0, 1.0),
         depth: int | None = None,
-        **dense_options: object,
+        **dense_options: Any,
     ) -> None:
         super().__init__()
         self.c, self.weights, self.depth = c, list(weights), depth
         self.bm25 = BM25Retriever()
-        self.dense = DenseRetriever(**dense_options)  # type: ignore[arg-type]
+        self.dense = DenseRetriever(**dense_options)
 
     def _build(self, texts: list[str]) -> None:
         # the components share the pool checks already done by index()

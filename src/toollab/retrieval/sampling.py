@@ -65,15 +65,19 @@ class ToolClusters:
         labels = km.fit_predict(emb)
         return cls(pool, np.asarray(labels), emb, np.asarray(km.cluster_centers_))
 
+    def __post_init__(self) -> None:
+        # tool indices per cluster, looked up on every draw
+        self._members = [[int(i) for i in np.flatnonzero(self.labels == c)] for c in range(self.m)]
+
     @property
     def m(self) -> int:
         return int(self.centres.shape[0])
 
     def members(self, cluster: int) -> list[int]:
-        return [int(i) for i in np.flatnonzero(self.labels == cluster)]
+        return list(self._members[cluster])
 
     def sizes(self) -> list[int]:
-        return [int((self.labels == c).sum()) for c in range(self.m)]
+        return [len(ms) for ms in self._members]
 
 
 class CandidateSampler:
@@ -139,7 +143,8 @@ class CandidateSampler:
             )
         centre = clusters.centres[int(clusters.labels[g])]
         order = np.argsort(-(clusters.embeddings @ centre), kind="stable")
-        extra = [int(i) for i in order if int(i) not in set(members)]
+        own = set(members)
+        extra = [int(i) for i in order if int(i) not in own]
         return members + extra[: self.k - len(members)]
 
     def _need_clusters(self, mode: str) -> ToolClusters:

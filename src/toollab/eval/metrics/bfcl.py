@@ -22,6 +22,7 @@ from typing import Any
 
 from toollab.eval.metrics.registry import MetricResult, Scorer, instance_key, scorer
 from toollab.eval.record import Prediction
+from toollab.parsing.python_calls import bfcl_decode_ast
 from toollab.schema import Instance
 
 PYTHON_TYPE_MAPPING: dict[str, type] = {
@@ -355,8 +356,6 @@ class DecodeError(Exception):
 def decode_ast(text: str) -> Any:
     """The upstream decoding of an output; raises :class:`DecodeError` (with BFCL's error type)
     where upstream decoding fails or gives a structure that is not a list of calls."""
-    from toollab.parsing.python_calls import bfcl_decode_ast
-
     try:
         out = bfcl_decode_ast(text)
     except Exception as exc:

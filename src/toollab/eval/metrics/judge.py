@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from toollab.errors import InputError
 from toollab.models.base import ChatRequest, GenerateOptions, Model, run_sync
 
 Message = dict[str, str]
@@ -71,7 +72,7 @@ class Judge:
         self._lock = threading.Lock()
         self.requests_made = 0
         if self.cache_path and self.cache_path.exists():
-            self._load()
+            self._load(self.cache_path)
 
     @property
     def name(self) -> str:
@@ -81,16 +82,22 @@ class Judge:
         blob = json.dumps([self.name, messages], ensure_ascii=False, sort_keys=True)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
-    def _load(self) -> None:
-        assert self.cache_path is not None
-        with self.cache_path.open(encoding="utf-8") as fh:
-            for line in fh:
-                try:
-                    rec = json.loads(line)
-                except ValueError:
-                    continue  # a torn last line from an interrupted run
-                if isinstance(rec, dict) and isinstance(rec.get("key"), str):
-                    self._cache[rec["key"]] = str(rec.get("text", ""))
+    def _load(self, path: Path) -> None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(
+                f"judge cache is not UTF-8 text ({exc.reason} at byte {exc.start})", path=path
+            ) from exc
+        except OSError as exc:
+            raise InputError(f"cannot read the judge cache: {exc.strerror}", path=path) from exc
+        for line in text.splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue  # a torn last line from an interrupted run
+            if isinstance(rec, dict) and isinstance(rec.get("key"), str):
+                self._cache[rec["key"]] = str(rec.get("text", ""))
 
     def _store(self, key: str, text: str) -> None:
         self._cache[key] = text

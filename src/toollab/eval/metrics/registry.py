@@ -70,7 +70,7 @@ class Scorer(ABC):
     def score(self, predictions: list[Prediction], instances: dict[str, Instance]) -> MetricResult:
         """Score ``predictions`` (any order, unknown ids counted) against ``instances``."""
 
-    # -- helpers for subclasses ------------------------------------------------------------
+    # -- shared by subclasses ----------------------------------------------------------------
     def pairs(
         self, predictions: list[Prediction], instances: dict[str, Instance], result: MetricResult
     ) -> Iterator[tuple[Prediction, Instance]]:

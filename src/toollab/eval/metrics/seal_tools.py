@@ -25,6 +25,8 @@ from typing import Any
 
 from toollab.eval.metrics.registry import MetricResult, Scorer, instance_key, prf, scorer
 from toollab.eval.record import Prediction
+from toollab.parsing import parse
+from toollab.parsing.seal import seal_upstream_parse
 from toollab.schema import Instance
 
 _LABEL = re.compile(r"^API_call_\d+$")
@@ -127,13 +129,7 @@ def count_instance(
 
 def upstream_calls(text: str) -> list[Any] | None:
     """The upstream reading of a model output: the list of call dicts, or ``None`` (format error)."""
-    from toollab.parsing.seal import seal_upstream_parse
-
-    try:
-        out = seal_upstream_parse(text)
-    except Exception:
-        return None
-    return _as_call_list(out)
+    return _as_call_list(seal_upstream_parse(text))
 
 
 def _as_call_list(out: Any) -> list[Any] | None:
@@ -156,8 +152,6 @@ def _as_call_list(out: Any) -> list[Any] | None:
 
 def toollab_calls(text: str) -> list[Any] | None:
     """toollab's own ``seal`` reading (no quote swap); ``None`` on a format error."""
-    from toollab.parsing import parse
-
     res = parse(text, "seal")
     if res.is_error:
         return None
