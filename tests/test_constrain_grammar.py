@@ -90,3 +90,32 @@ def test_grammar_pins_tool_names_and_caps_strings(vocab) -> None:  # type: ignor
         build_schema(tools, CallPolicy(max_calls=2, max_string_length=20)), vocab
     )
     assert "char" in capped and len(capped) > len(gbnf)
+
+
+def test_environment_tools_compile_with_their_patterns(vocab) -> None:  # type: ignore[no-untyped-def]
+    """The built-in environments' schemas (some with string patterns) compile, and a pattern
+    llama.cpp can express is kept in the grammar."""
+    from toollab.envs import env_names, get_env
+
+    for name in env_names():
+        tools = get_env(name).tools
+        check_grammar(build_schema(tools, POLICY), vocab)
+    timed = Tool(
+        name="remind",
+        parameters={
+            "type": "object",
+            "properties": {"time": {"type": "string", "pattern": r"^([01]\d|2[0-3]):[0-5]\d$"}},
+            "required": ["time"],
+        },
+    )
+    plain = Tool(
+        name="remind",
+        parameters={
+            "type": "object",
+            "properties": {"time": {"type": "string"}},
+            "required": ["time"],
+        },
+    )
+    assert gbnf_grammar(build_schema([timed], CallPolicy.single())) != gbnf_grammar(
+        build_schema([plain], CallPolicy.single())
+    )

@@ -17,7 +17,7 @@ from toollab.models.policy import (
     run_policy,
 )
 from toollab.parsing import ParseStatus
-from toollab.schema import Decision, Instance, Tool, ToolCall
+from toollab.schema import Decision, GoldCall, Instance, Tool, ToolCall
 
 TOOL = Tool(
     name="f",
@@ -128,13 +128,18 @@ def test_policy_for_instance() -> None:
     assert CallPolicy.for_instance(inst("simple_python")).max_calls == 1
     assert CallPolicy.for_instance(inst("multiple")).max_calls == 1
     par = CallPolicy.for_instance(inst("parallel", 3))
-    assert par.max_calls == 8 and not par.allow_no_call
+    assert par.max_calls == 16 and not par.allow_no_call
     assert CallPolicy.for_instance(inst("parallel", 3), use_gold_count=True).max_calls == 3
     irr = CallPolicy.for_instance(inst("irrelevance", 0))
     assert irr.allow_no_call and irr.max_calls == 1
     seal = inst("multiple", 3).model_copy(update={"source": "seal-tools"})
-    assert CallPolicy.for_instance(seal).max_calls == 8  # Seal "multiple" = several calls
+    assert CallPolicy.for_instance(seal).max_calls == 16  # Seal "multiple" = several calls
     easy = inst("single").model_copy(update={"source": "seal-tools"})
     assert CallPolicy.for_instance(easy).max_calls == 1
     deer = Instance(id="d", query="q", source="deer")
     assert CallPolicy.for_instance(deer) == CallPolicy(allow_no_call=True, max_calls=1)
+    # the decision label never shapes the constraint: Call and NoCall instances of one task agree
+    env_call = Instance(id="e1", query="q", source="env:weather", gold=[GoldCall(name="f")])
+    env_nocall = Instance(id="e2", query="q", source="env:weather", decision=Decision.NO_CALL)
+    assert CallPolicy.for_instance(env_call) == CallPolicy.for_instance(env_nocall)
+    assert CallPolicy.for_instance(env_call).allow_no_call

@@ -164,3 +164,14 @@ def test_schema_is_json_serialisable() -> None:
             [tool(), tool("b")], CallPolicy(max_calls=4, declare_count=True, allow_no_call=True)
         )
     )
+
+
+def test_patterns_are_anchored_expanded_or_dropped() -> None:
+    from toollab.models.constrain import grammar_pattern
+
+    assert grammar_pattern(r"^\d{4}-\d{2}$") == "^[0-9]{4}-[0-9]{2}$"
+    assert grammar_pattern("^=") == "^=.*$"  # JSON Schema patterns are unanchored
+    assert grammar_pattern(r"^[\d.]+$") == "^[0-9.]+$"
+    assert grammar_pattern("(?=x)a") is None  # lookaround: GBNF cannot express it
+    assert grammar_pattern(r"^\D$") is None
+    assert grammar_pattern("[") is None  # not a regular expression

@@ -21,7 +21,9 @@ see ``docs/templates.md``.
 from __future__ import annotations
 
 import copy
+import functools
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from toollab.errors import BackendError, ToolSchemaError
@@ -55,8 +57,9 @@ TYPE_MAP: dict[str, str | None] = {
     "any": None,
 }
 
-#: keywords kept for grammar compilers; everything else (description, default, format, pattern,
-#: minimum, examples, uniqueItems, non-standard keys ...) is dropped
+#: keywords kept for grammar compilers; everything else (description, default, format, minimum,
+#: examples, uniqueItems, non-standard keys ...) is dropped.  ``pattern`` is kept, anchored, when
+#: llama.cpp's schema converter can turn it into a grammar (see :func:`grammar_pattern`).
 _KEEP = {
     "type",
     "properties",
@@ -160,12 +163,88 @@ def normalize_schema(
             out["items"] = sub(items, f"{where}.items")
         elif isinstance(items, list) and items:  # tuple-style items: accept any listed shape
             out["items"] = {"anyOf": [sub(i, f"{where}.items") for i in items]}
-    elif typ == "string" and max_string_length is not None and "maxLength" not in schema:
-        out["maxLength"] = max_string_length
+    elif typ == "string":
+        pattern = grammar_pattern(schema.get("pattern"))
+        if pattern is not None:
+            out["pattern"] = pattern
+        elif max_string_length is not None and "maxLength" not in schema:
+            out["maxLength"] = max_string_length
     for key in _KEEP_COUNTS:
         if isinstance(schema.get(key), int) and not isinstance(schema.get(key), bool):
             out[key] = schema[key]
-    return {k: v for k, v in out.items() if k in _KEEP or k in _KEEP_COUNTS}
+    return {k: v for k, v in out.items() if k in _KEEP or k in _KEEP_COUNTS or k == "pattern"}
+
+
+_SHORTHAND = {"d": ("0-9", "[0-9]"), "w": ("A-Za-z0-9_", "[A-Za-z0-9_]"), "s": (" \\t", "[ \\t]")}
+#: escapes llama.cpp's GBNF parser understands
+_GBNF_ESCAPES = re.compile(r'\\[^xuUtrn\\"\[\]]')
+
+
+def _expand_shorthands(pattern: str) -> str | None:
+    """``\\d``, ``\\w``, ``\\s`` as explicit character classes (GBNF has no shorthands);
+    ``None`` for the negated forms, which it cannot express."""
+    out: list[str] = []
+    in_class = False
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            nxt = pattern[i + 1]
+            if nxt in _SHORTHAND:
+                out.append(_SHORTHAND[nxt][0 if in_class else 1])
+            elif nxt in "DWS":
+                return None
+            else:
+                out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if ch == "[" and not in_class:
+            in_class = True
+        elif ch == "]" and in_class:
+            in_class = False
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=1024)
+def grammar_pattern(pattern: Any) -> str | None:
+    """``pattern`` as grammar compilers need it, or ``None`` when it cannot become a grammar.
+
+    JSON Schema patterns are unanchored; llama.cpp's converter wants ``^...$`` and GBNF has no
+    ``\\d``-style shorthands, so the pattern is anchored and its shorthands expanded.  Patterns
+    that are invalid, or that use what GBNF cannot express (lookarounds, lazy quantifiers,
+    negated shorthands), are dropped: the value is then only typed, not patterned.
+    """
+    if not isinstance(pattern, str) or not pattern:
+        return None
+    try:
+        re.compile(pattern)
+    except re.error:
+        return None
+    expanded = _expand_shorthands(pattern)
+    if expanded is None:
+        return None
+    anchored = expanded if expanded.startswith("^") else "^.*" + expanded
+    if not anchored.endswith("$") or anchored.endswith("\\$"):
+        anchored += ".*$"
+    try:
+        from llama_cpp.llama_grammar import SchemaConverter
+    except ImportError:  # without llama.cpp the pattern is still a valid JSON Schema keyword
+        return anchored
+    try:
+        conv = SchemaConverter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
+        conv.visit({"type": "string", "pattern": anchored}, "")
+        rules = conv.format_grammar()
+    except Exception:
+        return None
+    return None if _GBNF_ESCAPES.search(rules) else anchored
+    try:
+        conv = SchemaConverter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
+        conv.visit({"type": "string", "pattern": anchored}, "")
+    except Exception:
+        return None
+    return anchored
 
 
 def arguments_schema(tool: Tool, *, max_string_length: int | None = None) -> dict[str, Any]:

@@ -114,24 +114,23 @@ class CallPolicy(BaseModel):
         *,
         allow_no_call: bool | None = None,
         use_gold_count: bool = False,
-        max_calls: int = 8,
+        max_calls: int = 16,
     ) -> CallPolicy:
         """The policy a task implies: single-call tasks get exactly one call.
 
         BFCL ``simple*`` / ``multiple`` (one call among several functions) allow one call,
         ``parallel*`` several; Seal-Tools ``single`` one call, ``multiple`` / ``nested`` several;
-        DEER one call.  ``irrelevance`` and DEER-style decision data allow a no-call.
+        DEER one call.  A no-call is admitted wherever the task allows one: everywhere except
+        benchmarks whose instances all require a call (BFCL's AST categories, Seal-Tools).  The
+        instance's own decision label is never read, so the constraint cannot leak it.
         ``use_gold_count`` bounds the array by the gold count exactly (an oracle setting for
         ablations: it reads the answer key).
         """
         category = (instance.category or "").lower()
         no_call = allow_no_call
         if no_call is None:
-            no_call = (
-                "relevance" in category
-                or instance.source == "deer"
-                or instance.decision in (Decision.NO_CALL, Decision.NO_SEARCH)
-            )
+            always_calls = instance.source in ("bfcl", "seal-tools") and "relevance" not in category
+            no_call = not always_calls
         n_gold = len(instance.gold)
         if use_gold_count and n_gold:
             return cls(allow_no_call=no_call, max_calls=n_gold, exact_calls=n_gold > 1)
