@@ -225,8 +225,6 @@ def test_spreadsheet_operations_on_a_real_dataframe() -> None:
 
 # -- household ------------------------------------------------------------------------------------------
 def test_household_preconditions_and_lcs() -> None:
-    from toollab.envs.household import normalized_lcs
-
     env = get_env("household")
     ok = [
         c("Walk", object="living_room"),
@@ -244,8 +242,10 @@ def test_household_preconditions_and_lcs() -> None:
     assert milk.crashed and "closed" in (milk.error or "")
     walk_while_sitting = env.run([*ok, c("Walk", object="kitchen")])
     assert walk_while_sitting.reason == PRECONDITION
-    assert normalized_lcs(ok, ok) == 1.0
-    assert normalized_lcs(ok[1:], ok) == pytest.approx(5 / 6)
+    assert env.plan_lcs(ok, [ok]) == 1.0
+    assert env.plan_lcs(ok[1:], [ok]) == pytest.approx(5 / 6)
+    # object names are compared normalised: "TV" and "tv" are one object
+    assert env.plan_lcs([c("Find", object="TV"), *ok[2:]], [ok[1:]]) == 1.0
 
 
 # -- scenario environments ------------------------------------------------------------------------------

@@ -184,18 +184,18 @@ def execute_program(env: Environment, instance: Instance, calls: list[ToolCall])
                     "error": f"{type(exc).__name__}: {exc}",
                     "failed_call": i,
                     "n_calls": len(calls),
-                    "actions": [render_action(c) for c in calls[: i + 1]],
+                    "actions": [render_action(env, c) for c in calls[: i + 1]],
                 }
         return {
             "observations": observations,
             "crashed": False,
             "n_calls": len(calls),
-            "actions": [render_action(c) for c in calls],
+            "actions": [render_action(env, c) for c in calls],
         }
     execution = run(calls, seed)
     record: dict[str, Any] = execution.model_dump(mode="json")
     done = calls if execution.failed_call is None else calls[: execution.failed_call + 1]
-    record["actions"] = [render_action(c) for c in done]
+    record["actions"] = [render_action(env, c) for c in done]
     if execution.crashed:
         record.update(success=False, precision=0.0, recall=0.0, f1=0.0)
         return record
@@ -219,10 +219,12 @@ def check_state(env: Environment, instance: Instance, state: dict[str, Any]) -> 
     result = check(state, labels)
     out: dict[str, Any] = result.model_dump(mode="json")
     out["labels_states"] = labels
+    out["labels_actions"] = [[render_action(env, c) for c in prog] for prog in programs if prog]
     return out
 
 
-def render_action(call: ToolCall) -> str:
-    """A call as the action string sequence metrics compare (``name(arg='value', ...)``)."""
-    args = ", ".join(f"{k}={v!r}" for k, v in call.to_seal()["parameters"].items())
-    return f"{call.name}({args})"
+def render_action(env: Any, call: ToolCall) -> str:
+    """A call as the action string sequence metrics compare, in the environment's own form when
+    it has one (e.g. household object names normalised)."""
+    text = getattr(env, "action_text", None)
+    return str(text(call)) if callable(text) else call.action_text()

@@ -161,7 +161,7 @@ class ReactAgent:
             )
         execution: dict[str, Any] = {
             "crashed": error is not None,
-            "actions": [render_action(c) for c in made],
+            "actions": [render_action(env, c) for c in made],
             "observations": observations,
             "turns": len(steps),
             "ended_by": ended_by,

@@ -191,10 +191,10 @@ def _round(v: float | None) -> float | None:
 
 
 def _household_lcs(calls: list[ToolCall], inst: Instance) -> float:
-    from toollab.envs.household import normalized_lcs
+    from toollab.envs.household import HouseholdEnv
 
     refs: list[Sequence[ToolCall]] = [inst.gold, *inst.alternatives]
-    return max(normalized_lcs(calls, r) for r in refs)
+    return HouseholdEnv().plan_lcs(calls, refs)
 
 
 # -- the suite ----------------------------------------------------------------------------------------

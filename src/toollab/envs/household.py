@@ -6,7 +6,7 @@ Each action checks its preconditions; an unknown object or an impossible action 
 non-executable (crashed).  The state is what changed in the world (``"tv.on": True``,
 ``"agent.posture": "sitting"``, ``"book.read": True``); SambaNova's VirtualHome score, the
 longest common subsequence to the closest reference plan normalised by the longer length, is
-reported as ``lcs`` (:meth:`HouseholdEnv.extra_scores`).
+reported as ``lcs`` (:meth:`HouseholdEnv.plan_lcs`).
 """
 
 from __future__ import annotations
@@ -129,32 +129,6 @@ ACTIONS: dict[str, tuple[int, str]] = {
 }
 
 
-def action_text(call: ToolCall) -> str:
-    """``Find(apple)`` / ``PutIn(apple, fridge)``: the form plans are compared in."""
-    args = [
-        str(call.arguments[k]).strip().lower() for k in ("object", "target") if k in call.arguments
-    ]
-    return f"{call.name}({', '.join(args)})"
-
-
-def lcs_len(a: list[str], b: list[str]) -> int:
-    prev = [0] * (len(b) + 1)
-    for x in a:
-        cur = [0]
-        for j, y in enumerate(b):
-            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
-        prev = cur
-    return prev[-1]
-
-
-def normalized_lcs(pred: Sequence[ToolCall], ref: Sequence[ToolCall]) -> float:
-    """LCS of the action texts divided by the longer length (SambaNova's VirtualHome score)."""
-    a, b = [action_text(c) for c in pred], [action_text(c) for c in ref]
-    if not a and not b:
-        return 1.0
-    return lcs_len(a, b) / max(len(a), len(b))
-
-
 @register_env("household")
 class HouseholdEnv(Environment):
     description = "Plan household activities as a sequence of actions over objects."
@@ -203,8 +177,17 @@ class HouseholdEnv(Environment):
         now = self._snapshot()
         return {k: v for k, v in now.items() if self._initial.get(k, object()) != v}
 
-    def extra_scores(self, pred: list[ToolCall], labels: list[list[ToolCall]]) -> dict[str, float]:
-        return {"lcs": max((normalized_lcs(pred, ref) for ref in labels), default=0.0)}
+    def action_text(self, call: ToolCall) -> str:
+        """``Find(object='remote_control')``: plans are compared with object names normalised."""
+        return self.normalize(call).action_text()
+
+    def plan_lcs(self, pred: Sequence[ToolCall], refs: Sequence[Sequence[ToolCall]]) -> float:
+        """SambaNova's VirtualHome score: LCS of the action texts over the longer plan, best
+        reference kept."""
+        from toollab.eval.metrics.execution import best_lcs
+
+        texts = [self.action_text(c) for c in pred]
+        return best_lcs(texts, [[self.action_text(c) for c in r] for r in refs]) or 0.0
 
     @staticmethod
     def normalize(call: ToolCall) -> ToolCall:

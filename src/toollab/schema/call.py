@@ -120,6 +120,12 @@ class ToolCall(BaseModel):
             args = json.loads(args) if args.strip() else {}
         return cls(name=fn["name"], arguments=args, id=data.get("id") or None)
 
+    def action_text(self) -> str:
+        """The call as one action string, ``name(arg='value', ...)``: the unit that action
+        sequences (LCS, API complexity) are compared in.  References print as their labels."""
+        args = ", ".join(f"{k}={v!r}" for k, v in to_seal_value(self.arguments).items())
+        return f"{self.name}({args})"
+
     # -- Seal-Tools format --------------------------------------------------------------------
     def to_seal(self) -> dict[str, Any]:
         return {

@@ -25,7 +25,7 @@ from typing import Any
 
 from toollab.eval.metrics.registry import MetricResult, Scorer, instance_key, mean, scorer
 from toollab.eval.record import Prediction
-from toollab.schema import Instance, ToolCall
+from toollab.schema import Instance
 
 
 def compute_f1_between_dicts(
@@ -133,17 +133,12 @@ def api_rf1_score(tests: list[list[str]], examples: list[list[str]]) -> float:
 # -- the scorer ------------------------------------------------------------------------------
 
 
-def _render(call: ToolCall) -> str:
-    args = ", ".join(f"{k}={v!r}" for k, v in call.to_seal()["parameters"].items())
-    return f"{call.name}({args})"
-
-
 def label_actions(inst: Instance, execution: dict[str, Any]) -> list[list[str]]:
     la = execution.get("labels_actions")
     if isinstance(la, list) and all(isinstance(x, list) for x in la):
         return [[str(a) for a in x] for x in la]
     programs = [list(inst.gold), *inst.alternatives]
-    return [[_render(c) for c in prog] for prog in programs if prog]
+    return [[c.action_text() for c in prog] for prog in programs if prog]
 
 
 @scorer(
