@@ -14,7 +14,7 @@ from toollab.models.constrain import (
     build_schema,
     call_schema,
     decision_schema,
-    normalize_schema,
+    grammar_schema,
     response_format,
     validate_schema,
 )
@@ -45,7 +45,7 @@ def tool(name: str = "area", params: dict[str, Any] | None = None) -> Tool:
 
 
 def test_normalize_maps_bfcl_types_and_drops_keywords() -> None:
-    s = normalize_schema(BFCL_PARAMS)
+    s = grammar_schema(BFCL_PARAMS)
     assert s["type"] == "object" and s["additionalProperties"] is False
     assert s["required"] == ["base"]  # "height" is not a declared property
     p = s["properties"]
@@ -65,17 +65,17 @@ def test_normalize_maps_bfcl_types_and_drops_keywords() -> None:
 
 
 def test_normalize_seal_types_and_errors() -> None:
-    assert normalize_schema({"type": "str"}) == {"type": "string"}
-    assert normalize_schema({"type": ["int", "null"]}) == {"type": ["integer", "null"]}
-    assert normalize_schema({"type": "str"}, max_string_length=50) == {
+    assert grammar_schema({"type": "str"}) == {"type": "string"}
+    assert grammar_schema({"type": ["int", "null"]}) == {"type": ["integer", "null"]}
+    assert grammar_schema({"type": "str"}, max_string_length=50) == {
         "type": "string",
         "maxLength": 50,
     }
-    assert normalize_schema({"oneOf": [{"type": "int"}, {"type": "str"}]}) == {
+    assert grammar_schema({"oneOf": [{"type": "int"}, {"type": "str"}]}) == {
         "anyOf": [{"type": "integer"}, {"type": "string"}]
     }
     with pytest.raises(ToolSchemaError, match="unknown type"):
-        normalize_schema({"type": "widget"}, where="tool x")
+        grammar_schema({"type": "widget"}, where="tool x")
     with pytest.raises(ToolSchemaError):
         arguments_schema(tool(params={"type": "string"}))
 

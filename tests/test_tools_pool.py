@@ -397,3 +397,15 @@ def test_python_module_of_tools(tmp_path: Path) -> None:
     empty = tmp_path / "empty.py"
     empty.write_text("X = 1\n")
     assert [p.problem for p in validate_file(empty)] == ["the module defines no @tool functions"]
+
+
+def test_seal_records_round_trip_through_tools(shared_data: Path) -> None:
+    """``tool_to_seal`` inverts ``seal_to_tool`` on every real Seal-Tools tool record."""
+    import json as _json
+
+    from toollab.tools.formats import seal_to_tool, tool_to_seal
+
+    with (shared_data / "seal-tools" / "tool.jsonl").open() as f:
+        for line in f:
+            rec = _json.loads(line)
+            assert tool_to_seal(seal_to_tool(rec)) == rec

@@ -24,17 +24,10 @@ from toollab.agents.base import AgentOptions, failed_parse, register_agent, timi
 from toollab.errors import UsageError
 from toollab.eval.record import Prediction, Step
 from toollab.models.base import ChatRequest, Model, ModelOutput
+from toollab.parsing.deer import BEGIN, CALL, END, NO_CALL, RESPONSE, SEARCH
 from toollab.schema import Decision, Instance
 from toollab.templates.base import Template
 
-BEGIN, SEARCH, CALL, NO_CALL, RESPONSE, END = (
-    "#Begin#",
-    "#SearchAPI#",
-    "#CallAPI#",
-    "#NoCallAPI#",
-    "#APIResponse#",
-    "#End#",
-)
 DEER_STOP = [SEARCH, RESPONSE, END, NO_CALL]
 _MARKERS = (BEGIN, SEARCH, CALL, NO_CALL, RESPONSE, END)
 #: DEER generates at most 128 new tokens per round

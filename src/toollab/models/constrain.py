@@ -9,7 +9,7 @@ one call, an array of at most / exactly *n* calls, optionally behind an explicit
 
 Grammar compilers do not support every JSON Schema keyword (llama.cpp's
 json-schema-to-grammar, for one), and BFCL / Seal-Tools write types JSON Schema does not know
-(``dict``, ``float``, ``tuple``, ``any``, ``str`` ...).  :func:`normalize_schema` maps those types,
+(``dict``, ``float``, ``tuple``, ``any``, ``str`` ...).  :func:`grammar_schema` maps those types,
 drops unsupported keywords, keeps ``required`` and closes objects with
 ``additionalProperties: false``.
 
@@ -28,34 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 from toollab.errors import BackendError, ToolSchemaError
 from toollab.schema import Tool, ToolCall
+from toollab.tools.formats import PY_TO_JSON_TYPE
 
 if TYPE_CHECKING:
     from toollab.models.policy import CallPolicy
 
 #: type spellings of BFCL / Seal-Tools / Python → JSON Schema (``None``: any value)
-TYPE_MAP: dict[str, str | None] = {
-    "string": "string",
-    "str": "string",
-    "text": "string",
-    "integer": "integer",
-    "int": "integer",
-    "long": "integer",
-    "number": "number",
-    "float": "number",
-    "double": "number",
-    "boolean": "boolean",
-    "bool": "boolean",
-    "array": "array",
-    "list": "array",
-    "tuple": "array",
-    "set": "array",
-    "object": "object",
-    "dict": "object",
-    "map": "object",
-    "null": "null",
-    "none": "null",
-    "any": None,
-}
+TYPE_MAP: dict[str, str | None] = {**PY_TO_JSON_TYPE, "any": None}
 
 #: keywords kept for grammar compilers; everything else (description, default, format, minimum,
 #: examples, uniqueItems, non-standard keys ...) is dropped.  ``pattern`` is kept, anchored, when
@@ -86,7 +65,7 @@ def _map_type(value: Any, where: str) -> str | None:
     return TYPE_MAP[key]
 
 
-def normalize_schema(
+def grammar_schema(
     schema: Any,
     *,
     close_objects: bool = True,
@@ -110,7 +89,7 @@ def normalize_schema(
         raise ToolSchemaError(f"{where}: a schema must be an object, got {type(schema).__name__}")
 
     def sub(value: Any, at: str) -> dict[str, Any]:
-        return normalize_schema(
+        return grammar_schema(
             value, close_objects=close_objects, max_string_length=max_string_length, where=at
         )
 
@@ -252,7 +231,7 @@ def arguments_schema(tool: Tool, *, max_string_length: int | None = None) -> dic
     params = dict(tool.parameters) if isinstance(tool.parameters, dict) else {}
     params.setdefault("type", "object")
     params.setdefault("properties", {})
-    schema = normalize_schema(
+    schema = grammar_schema(
         params, max_string_length=max_string_length, where=f"tool {tool.name!r} parameters"
     )
     if schema.get("type") != "object":

@@ -23,6 +23,7 @@ from typing import Any
 from toollab.schema import Decision, Instance, Tool, ToolCall
 from toollab.templates.base import Template, register_template
 from toollab.templates.render import py_call, python_expressible, raw_doc
+from toollab.tools.formats import json_kind
 
 DEER_SYSTEM_PROMPT = (
     "A chat between a curious user and an artificial intelligence assistant who can use external "
@@ -178,17 +179,8 @@ def _tools_of(calls: list[ToolCall]) -> list[Tool]:
 
 
 def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "string"
+    kind = json_kind(value)
+    return kind if kind in ("boolean", "integer", "number", "array", "object", "null") else "string"
 
 
 register_template("deer")(DeerTemplate)

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from toollab.schema import Instance, Tool, ToolCall
 from toollab.templates.base import Message, Template, register_template
 from toollab.templates.render import dumps, raw_doc, seal_call
+from toollab.tools.formats import tool_to_seal
 
 SEAL_INSTRUCTION = (
     "Please chooose the needed apis and return api_calling list according to the task_instruction.\n"
@@ -27,43 +28,13 @@ SEAL_INSTRUCTION = (
 )
 SEAL_QUERY = 'task_instruction = "{query}"\nOutput:\n'
 
-_SEAL_TYPES = {
-    "string": "str",
-    "integer": "int",
-    "number": "float",
-    "boolean": "bool",
-    "array": "list",
-    "object": "dict",
-}
-
 
 def seal_tool_record(tool: Tool) -> dict[str, Any]:
     """The Seal-Tools ``tool.jsonl`` record of a tool (the adapter's original when it kept one)."""
     raw = raw_doc(tool)
     if raw is not None and "api_name" in raw:
         return raw
-    params: dict[str, Any] = {}
-    for name, spec in tool.properties.items():
-        spec = spec if isinstance(spec, dict) else {}
-        typ = spec.get("type", "str")
-        entry: dict[str, Any] = {"type": _SEAL_TYPES.get(typ, typ) if isinstance(typ, str) else typ}
-        entry["description"] = spec.get("description", "")
-        params[name] = entry
-    rec: dict[str, Any] = {"api_name": tool.name, "api_description": tool.description}
-    if tool.category:
-        rec["field"] = tool.category
-    rec["parameters"] = params
-    rec["required"] = tool.required
-    responses: dict[str, Any] = {}
-    for field, spec in ((tool.returns or {}).get("properties") or {}).items():
-        spec = spec if isinstance(spec, dict) else {}
-        typ = spec.get("type", "str")
-        responses[field] = {
-            "type": _SEAL_TYPES.get(typ, typ) if isinstance(typ, str) else typ,
-            "description": spec.get("description", ""),
-        }
-    rec["responses"] = responses
-    return rec
+    return tool_to_seal(tool)
 
 
 class SealTemplate(Template):

@@ -24,17 +24,22 @@ from toollab.schema import Tool
 PY_TO_JSON_TYPE: dict[str, str] = {
     "str": "string",
     "string": "string",
+    "text": "string",
     "int": "integer",
     "integer": "integer",
+    "long": "integer",
     "float": "number",
     "number": "number",
+    "double": "number",
     "bool": "boolean",
     "boolean": "boolean",
     "list": "array",
     "array": "array",
     "tuple": "array",
+    "set": "array",
     "dict": "object",
     "object": "object",
+    "map": "object",
     "null": "null",
     "none": "null",
 }
@@ -140,6 +145,45 @@ def seal_to_tool(record: dict[str, Any]) -> Tool:
         category=record.get("field"),
         metadata=metadata,
     )
+
+
+#: JSON Schema type → the Seal-Tools (Python-style) type name
+JSON_TO_SEAL_TYPE = {
+    "string": "str",
+    "integer": "int",
+    "number": "float",
+    "boolean": "bool",
+    "array": "list",
+    "object": "dict",
+}
+
+
+def seal_field_entry(schema: Any) -> dict[str, Any]:
+    """The inverse of :func:`seal_field_schema`: a JSON Schema → a Seal-Tools entry."""
+    spec = schema if isinstance(schema, dict) else {}
+    typ = spec.get("x-original-type", spec.get("type", "str"))
+    out: dict[str, Any] = {"type": JSON_TO_SEAL_TYPE.get(typ, typ) if isinstance(typ, str) else typ}
+    out["description"] = spec.get("description", "")
+    for key, value in spec.items():
+        if key in ("type", "x-original-type", "description"):
+            continue
+        out[key[2:] if key.startswith("x-") else key] = value
+    return out
+
+
+def tool_to_seal(tool: Tool) -> dict[str, Any]:
+    """A :class:`Tool` → a Seal-Tools ``tool.jsonl`` record (the inverse of :func:`seal_to_tool`)."""
+    rec: dict[str, Any] = {"api_name": tool.name, "api_description": tool.description}
+    if tool.category:
+        rec["field"] = tool.category
+    rec["parameters"] = {name: seal_field_entry(spec) for name, spec in tool.properties.items()}
+    rec["required"] = tool.required
+    returns = (tool.returns or {}).get("properties") or {}
+    rec["responses"] = {name: seal_field_entry(spec) for name, spec in returns.items()}
+    extra = tool.metadata.get("seal_extra")
+    if isinstance(extra, dict):
+        rec.update(extra)
+    return rec
 
 
 def record_format(record: Any) -> str:
