@@ -74,7 +74,8 @@ def bench_overhead(
     prompts = [ours.render(r) for r in reqs]
     t_ours = t_raw = 0.0
     same = 0
-    for req, prompt in zip(reqs, prompts, strict=True):
+
+    def run_raw(prompt: str) -> tuple[str, float]:
         t0 = time.perf_counter()
         r = raw.create_completion(
             prompt,
@@ -87,11 +88,24 @@ def bench_overhead(
             seed=0,
             stop=["<|im_end|>"],
         )
-        t_raw += time.perf_counter() - t0
+        return r["choices"][0]["text"], time.perf_counter() - t0  # type: ignore[index]
+
+    def run_ours(req: ChatRequest) -> tuple[str, float]:
         t0 = time.perf_counter()
         out = asyncio.run(ours.request(req))
-        t_ours += time.perf_counter() - t0
-        same += out.text == r["choices"][0]["text"]  # type: ignore[index]
+        return out.text, time.perf_counter() - t0
+
+    # alternate which side goes first, so neither always follows the other's work
+    for k, (req, prompt) in enumerate(zip(reqs, prompts, strict=True)):
+        if k % 2 == 0:
+            raw_text, dt_raw = run_raw(prompt)
+            our_text, dt_ours = run_ours(req)
+        else:
+            our_text, dt_ours = run_ours(req)
+            raw_text, dt_raw = run_raw(prompt)
+        t_raw += dt_raw
+        t_ours += dt_ours
+        same += our_text == raw_text
     ours.close()
     raw.close()
     return {
@@ -115,24 +129,31 @@ def bench_prefix(
         if len(shared) >= n_tools:
             break
     reqs = _requests(instances, max_tokens, tools=shared)
-    result: dict[str, Any] = {"n": len(reqs), "shared_tools": len(shared)}
-    for label, reuse in (("with_reuse", True), ("without_reuse", False)):
-        model = LlamaCppModel(gguf, n_ctx=n_ctx, prefix_reuse=reuse)
-        result["prompt_tokens"] = len(model.tokenize(reqs[0]))
-        t0 = time.perf_counter()
-        outs = asyncio.run(model.batch(reqs))
-        wall = time.perf_counter() - t0
-        errors = sum(o.error is not None for o in outs)
+    reuse = LlamaCppModel(gguf, n_ctx=n_ctx, prefix_reuse=True)
+    fresh = LlamaCppModel(gguf, n_ctx=n_ctx, prefix_reuse=False)
+    # alternate between the two models request by request, so load changes hit both alike
+    walls = {"with_reuse": 0.0, "without_reuse": 0.0}
+    cached = {"with_reuse": 0, "without_reuse": 0}
+    for req in reqs:
+        for label, model in (("with_reuse", reuse), ("without_reuse", fresh)):
+            t0 = time.perf_counter()
+            out = asyncio.run(model.request(req))
+            walls[label] += time.perf_counter() - t0
+            cached[label] += out.usage.cached_tokens
+    result: dict[str, Any] = {
+        "n": len(reqs),
+        "shared_tools": len(shared),
+        "prompt_tokens": len(reuse.tokenize(reqs[0])),
+    }
+    for label in walls:
         result[label] = {
-            "wall_s": round(wall, 3),
-            "instances_per_s": round(len(reqs) / wall, 4),
-            "cached_tokens": sum(o.usage.cached_tokens for o in outs),
-            "errors": errors,
+            "wall_s": round(walls[label], 3),
+            "instances_per_s": round(len(reqs) / walls[label], 4),
+            "cached_tokens": cached[label],
         }
-        model.close()
-    result["speedup"] = round(
-        result["with_reuse"]["instances_per_s"] / result["without_reuse"]["instances_per_s"], 3
-    )
+    reuse.close()
+    fresh.close()
+    result["speedup"] = round(walls["without_reuse"] / walls["with_reuse"], 3)
     result["goal"] = ">= 3"
     return result
 
@@ -143,27 +164,28 @@ def bench_constrained(
     model = LlamaCppModel(gguf, n_ctx=n_ctx)
     base = _requests(instances, max_tokens)
     result: dict[str, Any] = {"n": len(base)}
-    for label, constrained in (("unconstrained", False), ("constrained", True)):
-        tokens = 0
-        gen_s = 0.0
-        valid = 0
-        for req in base:
-            if constrained:
-                opts = req.options.model_copy(update={"json_schema": call_schema(req.tools)})
-                req = req.model_copy(update={"options": opts})
-            out = asyncio.run(model.request(req))
-            tokens += out.usage.completion_tokens
-            gen_s += out.timings.generation_s or 0.0
+    stats = {k: {"tokens": 0, "gen_s": 0.0, "valid": 0} for k in ("unconstrained", "constrained")}
+    for req in base:
+        opts = req.options.model_copy(update={"json_schema": call_schema(req.tools)})
+        for label, r in (
+            ("unconstrained", req),
+            ("constrained", req.model_copy(update={"options": opts})),
+        ):
+            out = asyncio.run(model.request(r))
+            st = stats[label]
+            st["tokens"] += out.usage.completion_tokens
+            st["gen_s"] += out.timings.generation_s or 0.0
             try:
                 json.loads(out.text)
-                valid += 1
+                st["valid"] += 1
             except ValueError:
                 pass
+    for label, st in stats.items():
         result[label] = {
-            "completion_tokens": tokens,
-            "generation_s": round(gen_s, 3),
-            "tokens_per_s": round(tokens / gen_s, 2),
-            "valid_json": valid,
+            "completion_tokens": st["tokens"],
+            "generation_s": round(st["gen_s"], 3),
+            "tokens_per_s": round(st["tokens"] / st["gen_s"], 2),
+            "valid_json": st["valid"],
         }
     model.close()
     result["ratio"] = round(
@@ -210,15 +232,23 @@ def bench_openai(
             return int(data["usage"]["completion_tokens"])
 
         post(bodies[0])  # warm-up
-        t0 = time.perf_counter()
-        with ThreadPoolExecutor(concurrency) as pool:
-            direct_tokens = sum(pool.map(post, bodies))
-        direct = time.perf_counter() - t0
-
         model = load_model(f"openai:smollm2@{url}", max_concurrency=concurrency, timeout=120)
-        t0 = time.perf_counter()
-        outs = asyncio.run(model.batch(reqs, concurrency=concurrency))
-        ours = time.perf_counter() - t0
+        direct = ours = 0.0
+        direct_tokens = 0
+        outs = []
+        # alternate chunks of `concurrency` requests (and which side goes first) so load
+        # changes on the machine hit both measurements alike
+        for k, start in enumerate(range(0, len(reqs), concurrency)):
+            chunk = slice(start, start + concurrency)
+            for side in ("direct", "toollab") if k % 2 == 0 else ("toollab", "direct"):
+                t0 = time.perf_counter()
+                if side == "direct":
+                    with ThreadPoolExecutor(concurrency) as pool:
+                        direct_tokens += sum(pool.map(post, bodies[chunk]))
+                    direct += time.perf_counter() - t0
+                else:
+                    outs += asyncio.run(model.batch(reqs[chunk], concurrency=concurrency))
+                    ours += time.perf_counter() - t0
         model.close()
     finally:
         stop_server(proc)

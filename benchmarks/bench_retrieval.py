@@ -6,6 +6,12 @@ p50 / p95 latency of single queries (Seal-Tools queries).  Dense latency include
 query; its pool embeddings are precomputed (cached on disk, as in normal use).
 Quality: Recall@5 / complete@5 of BM25, dense and hybrid on Seal-Tools (pool = all 4,076 tools).
 
+Dense at scale: embedding 100,000 tool texts takes about half an hour on a 2-core CPU, so by default
+the scaled pool's vectors are the real embeddings of the 4,076 Seal-Tools tools, each variant
+jittered (Gaussian noise, sigma 0.05, renormalised): the index and the search see 100,000 distinct
+unit vectors in the model's space, and every query is really embedded.  ``--real-embeddings``
+embeds all the variant texts instead.
+
     python benchmarks/bench_retrieval.py --data ../shared/data/seal-tools [--n 100000] [--queries 300]
 """
 
@@ -149,19 +155,31 @@ def main() -> None:
     }
     del bm25
     if not args.skip_dense_scale:
-        dense = DenseRetriever(show_progress=True)
-        t0 = time.perf_counter()
+        import numpy as np
+
         from toollab.retrieval.base import tool_text
 
-        dense.embedder.encode(
-            [tool_text(t) for t in pool], show_progress=True
-        )  # precompute (cached)
+        dense = DenseRetriever(show_progress=True)
+        t0 = time.perf_counter()
+        if args.real_embeddings:
+            vectors = dense.embedder.encode([tool_text(t) for t in pool], show_progress=True)
+            kind = "real"
+        else:
+            base_vecs = dense.embedder.encode([tool_text(t) for t in base])
+            rng = np.random.default_rng(0)
+            vectors = base_vecs[np.arange(len(pool)) % len(base)] + rng.normal(
+                0, 0.05, (len(pool), base_vecs.shape[1])
+            ).astype(np.float32)
+            vectors[: len(base)] = base_vecs
+            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+            kind = "jittered real embeddings of the 4,076 Seal-Tools tools"
         embed_s = time.perf_counter() - t0
         m0 = rss_mb()
         t0 = time.perf_counter()
-        dense.index(pool)
+        dense.index_embeddings(pool, vectors)
         result["dense"] = {
-            "embed_s_first_time": round(embed_s, 1),
+            "vectors": kind,
+            "embed_s": round(embed_s, 1),
             "build_s": round(time.perf_counter() - t0, 2),
             "rss_added_mb": round(rss_mb() - m0, 1),
             "ann": dense._ann is not None,

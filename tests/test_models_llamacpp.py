@@ -57,11 +57,18 @@ def test_greedy_is_deterministic_with_usage_and_timings(llama: LlamaCppModel) ->
 
 def test_seed_reaches_sampling(llama: LlamaCppModel) -> None:
     def sample(seed: int) -> str:
-        req = _ask(llama, "Tell me a story about a cat.", temperature=1.2, top_p=1.0, seed=seed)
+        req = _ask(
+            llama,
+            "Tell me a story about a cat.",
+            max_tokens=8,
+            temperature=1.2,
+            top_p=1.0,
+            seed=seed,
+        )
         return llama.generate(req.messages, options=req.options).text
 
     assert sample(7) == sample(7)
-    assert len({sample(s) for s in range(1, 5)}) > 1
+    assert len({sample(s) for s in range(1, 4)}) > 1
 
 
 def test_raw_prompt_equals_chat_rendering(llama: LlamaCppModel) -> None:
@@ -103,8 +110,10 @@ def test_json_schema_constrains_output(llama: LlamaCppModel) -> None:
     data = json.loads(out.text)
     jsonschema.validate(data, schema)
     assert len(llama._grammars) >= 1
-    again = llama.generate(req.messages, options=req.options)  # compiled grammar is reused
-    assert again.text == out.text
+    n_grammars = len(llama._grammars)
+    short = req.options.model_copy(update={"max_tokens": 4})
+    assert out.text.startswith(llama.generate(req.messages, options=short).text)
+    assert len(llama._grammars) == n_grammars  # the compiled grammar is reused
 
 
 def test_raw_gbnf_and_invalid_grammar(llama: LlamaCppModel) -> None:

@@ -38,13 +38,26 @@ def free_port() -> int:
 
 def start_llama_server(gguf: Path, port: int, n_ctx: int = 2048) -> subprocess.Popen[bytes]:
     """``python -m llama_cpp.server`` on 127.0.0.1; waits (bounded) for /v1/models to answer."""
-    log = tempfile.TemporaryFile()
+    log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the server; closed in stop_server
     proc = subprocess.Popen(
         [
-            sys.executable, "-m", "llama_cpp.server",
-            "--model", str(gguf), "--host", "127.0.0.1", "--port", str(port),
-            "--n_ctx", str(n_ctx), "--n_threads", "2", "--model_alias", "smollm2",
-            "--verbose", "False",
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(gguf),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            str(n_ctx),
+            "--n_threads",
+            "2",
+            "--model_alias",
+            "smollm2",
+            "--verbose",
+            "False",
         ],
         stdout=log,
         stderr=log,

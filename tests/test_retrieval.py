@@ -188,3 +188,13 @@ def test_retrieve_query_cli(tmp_path: Path) -> None:
         app, ["retrieve", "query", "x", "--pool", str(tmp_path / "missing.jsonl")]
     )
     assert res.exit_code == 2
+
+
+def test_index_with_precomputed_embeddings() -> None:
+    reference = DenseRetriever().index(POOL)
+    given = DenseRetriever().index_embeddings(POOL, reference.matrix)
+    assert [h.name for h in given.retrieve("hotel room", 3)] == [
+        h.name for h in reference.retrieve("hotel room", 3)
+    ]
+    with pytest.raises(InputError, match="one embedding row per tool"):
+        DenseRetriever().index_embeddings(POOL, reference.matrix[:2])

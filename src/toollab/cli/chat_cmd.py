@@ -8,7 +8,6 @@ answers without a call (or ``--max-steps`` is reached).  ``/reset`` clears the c
 
 from __future__ import annotations
 
-import inspect
 import json
 import sys
 from pathlib import Path
@@ -21,6 +20,8 @@ from rich.text import Text
 from toollab.cli.common import console, handle_errors
 from toollab.models.base import ChatRequest, GenerateOptions, Message, Model, ModelOutput, run_sync
 from toollab.schema import Tool, ToolCall
+from toollab.templates import Template
+from toollab.tools import Executor, ToolPool
 
 
 def _plain(value: Any) -> Any:
@@ -47,9 +48,9 @@ class ChatSession:
     def __init__(
         self,
         model: Model,
-        template: Any,
+        template: Template,
         tools: list[Tool],
-        executor: Any | None,
+        executor: Executor | None,
         options: GenerateOptions,
         max_steps: int = 4,
     ) -> None:
@@ -71,12 +72,10 @@ class ChatSession:
         return out
 
     def _execute(self, calls: list[ToolCall]) -> list[Any]:
+        """One observation per call: the tool's output, or ``{"error": ...}``."""
         if self.executor is None:
             return [{"error": "no tools loaded (start with --tools FILE)"} for _ in calls]
-        results = self.executor.execute(calls)
-        if inspect.isawaitable(results):
-            results = run_sync(results)
-        return list(results) if isinstance(results, list | tuple) else [results]
+        return list(self.executor.execute(calls).observations)
 
     def turn(self, text: str) -> str | None:
         """Handle one user message; prints the calls, results and answer; returns the answer."""
@@ -128,11 +127,9 @@ class ChatSession:
         return None
 
 
-def _load_tools(path: Path | None) -> tuple[list[Tool], Any]:
+def _load_tools(path: Path | None) -> tuple[list[Tool], Executor | None]:
     if path is None:
         return [], None
-    from toollab.tools import Executor, ToolPool
-
     pool = ToolPool.load(path)
     return list(pool.tools), Executor(pool)
 

@@ -91,7 +91,9 @@ class HFModel(Model):
         tok = self.tokenizer
         if not getattr(tok, "chat_template", None):
             return _chatml(req.messages)
-        tools = [t.to_hf() for t in req.tools] if (req.tools and req.options.native_tools) else None
+        tools: list[Any] | None = (
+            [t.to_hf() for t in req.tools] if (req.tools and req.options.native_tools) else None
+        )
         try:
             text = tok.apply_chat_template(
                 req.messages, tools=tools, add_generation_prompt=True, tokenize=False
@@ -142,12 +144,12 @@ class HFModel(Model):
             torch.manual_seed(opts.seed)
             try:
                 with torch.inference_mode():
-                    out = self.model.generate(**enc, **gen)
+                    out = self.model.generate(**enc, **gen)  # type: ignore[misc]
             except RuntimeError as exc:
                 raise BackendError(f"transformers generation failed: {exc}") from exc
             total = time.perf_counter() - t0
         new = out[0, n_prompt:]
-        completion = self.tokenizer.decode(new, skip_special_tokens=True)
+        completion = str(self.tokenizer.decode(new, skip_special_tokens=True))
         finish = "length" if len(new) >= opts.max_tokens else "stop"
         for stop in opts.stop:
             if stop and stop in completion:

@@ -7,12 +7,16 @@ next to the embeddings.
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from toollab.retrieval.base import Retriever, register_retriever
+from toollab.errors import InputError
+from toollab.retrieval.base import Retriever, check_pool, register_retriever
 from toollab.retrieval.embeddings import DEFAULT_MODEL, Embedder, cache_dir
+from toollab.schema import Tool
 
 
 def top_k(scores: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -44,10 +48,28 @@ class DenseRetriever(Retriever):
         self._ann: Any = None
 
     def _build(self, texts: list[str]) -> None:
-        self.matrix = self.embedder.encode(texts, show_progress=self.show_progress)
-        self._ann = None
-        if len(texts) > self.ann_threshold:
-            self._ann = self._build_ann(self.embedder.key(texts))
+        self._set_matrix(
+            self.embedder.encode(texts, show_progress=self.show_progress), self.embedder.key(texts)
+        )
+
+    def index_embeddings(self, tools: Sequence[Tool], embeddings: np.ndarray) -> DenseRetriever:
+        """Index tools with embeddings computed elsewhere (one unit-length row per tool, in the
+        space of this retriever's query encoder)."""
+        pool = check_pool(tools)
+        matrix = np.asarray(embeddings, dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[0] != len(pool):
+            raise InputError(
+                f"expected one embedding row per tool ({len(pool)}), got shape {matrix.shape}"
+            )
+        self.tools = pool
+        self.undocumented = [t.name for t in pool if not t.description.strip()]
+        digest = hashlib.sha256(matrix.tobytes()).hexdigest()[:32]
+        self._set_matrix(matrix, f"given-{digest}")
+        return self
+
+    def _set_matrix(self, matrix: np.ndarray, key: str) -> None:
+        self.matrix = matrix
+        self._ann = self._build_ann(key) if matrix.shape[0] > self.ann_threshold else None
 
     def _build_ann(self, key: str) -> Any:
         import hnswlib
