@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from toollab.errors import InputError, UsageError, did_you_mean
 from toollab.schema import Tool
 
@@ -40,6 +42,16 @@ def tool_text(tool: Tool) -> str:
         desc = spec.get("description", "") if isinstance(spec, dict) else ""
         parts.append(f"{split_identifier(pname)} {desc}".strip())
     return ". ".join(p for p in parts if p)
+
+
+def top_k(scores: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """Indices and scores of the k largest entries of a 1-D array, best first."""
+    if k >= scores.shape[0]:
+        idx = np.argsort(-scores, kind="stable")
+    else:
+        part = np.argpartition(-scores, k - 1)[:k]
+        idx = part[np.argsort(-scores[part], kind="stable")]
+    return [(int(i), float(scores[i])) for i in idx[:k]]
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toollab.retrieval.base import Retriever, register_retriever, split_identifier
+from toollab.retrieval.base import Retriever, register_retriever, split_identifier, top_k
 
 
 def _analyse(text: str) -> str:
@@ -46,6 +46,8 @@ class BM25Retriever(Retriever):
                 # no known word: every tool scores 0; keep pool order for a stable answer
                 out.append([(i, 0.0) for i in range(k)])
                 continue
-            docs, scores = self._bm25.retrieve(ids, k=k, show_progress=False, n_threads=1)
-            out.append([(int(d), float(s)) for d, s in zip(docs[0], scores[0], strict=True)])
+            # score straight from the sparse index: bm25s' batch ``retrieve`` spins up a thread
+            # pool and a progress bar per call, which dominates single-query latency
+            scores = self._bm25.get_scores_from_ids(ids[0])
+            out.append(top_k(scores, k))
         return out

@@ -14,19 +14,9 @@ from typing import Any
 import numpy as np
 
 from toollab.errors import InputError
-from toollab.retrieval.base import Retriever, check_pool, register_retriever
+from toollab.retrieval.base import Retriever, check_pool, register_retriever, top_k
 from toollab.retrieval.embeddings import DEFAULT_MODEL, Embedder, cache_dir
 from toollab.schema import Tool
-
-
-def top_k(scores: np.ndarray, k: int) -> list[tuple[int, float]]:
-    """Indices and scores of the k largest entries of a 1-D array, best first."""
-    if k >= scores.shape[0]:
-        idx = np.argsort(-scores, kind="stable")
-    else:
-        part = np.argpartition(-scores, k - 1)[:k]
-        idx = part[np.argsort(-scores[part], kind="stable")]
-    return [(int(i), float(scores[i])) for i in idx[:k]]
 
 
 @register_retriever("dense")
