@@ -5,7 +5,9 @@
 * Chat messages are rendered with the GGUF's own chat template (the same Jinja template
   transformers uses); :attr:`ChatRequest.prompt` is completed verbatim.
 * Greedy by default (temperature 0 → greedy sampler); the request's seed reaches sampling.
-* ``json_schema`` → a GBNF grammar (compiled once per schema), ``grammar`` → raw GBNF.
+* ``json_schema`` → a GBNF grammar (compiled once per schema), ``grammar`` → raw GBNF. Greedy
+  constrained requests check the grammar lazily (only the argmax token, the full vocabulary
+  only when it is rejected; ``lazy_grammar=false`` uses llama-cpp-python's sampler chain).
 * The KV state of the previous prompt is reused for the longest common token prefix
   (``Usage.cached_tokens``); :meth:`LlamaCppModel.batch` orders requests to maximize it and an
   optional :class:`~toollab.models.prefix.PrefixStore` keeps snapshots of several prefixes.
@@ -28,6 +30,7 @@ from typing import Any
 from toollab.errors import BackendError, InputError, UsageError, did_you_mean
 from toollab.models.base import ChatRequest, Model, ModelOutput, Timings, Usage
 from toollab.models.bundled import BUNDLED_NAME, bundled_gguf_path
+from toollab.models.llamacpp_greedy import greedy_grammar_completion
 from toollab.models.prefix import PrefixStore, common_prefix_len, order_for_reuse
 from toollab.models.registry import ModelSpec, merge_options, register_provider
 
@@ -41,6 +44,7 @@ _OPTIONS = [
     "n_batch",
     "prefix_cache",
     "prefix_reuse",
+    "lazy_grammar",
     "chat_template",
     "verbose",
 ]
@@ -108,6 +112,7 @@ class LlamaCppModel(Model):
         n_batch: int = 512,
         prefix_cache: int = 0,
         prefix_reuse: bool = True,
+        lazy_grammar: bool = True,
         chat_template: str | None = None,
         verbose: bool = False,
         name: str | None = None,
@@ -142,6 +147,8 @@ class LlamaCppModel(Model):
         #: reuse the KV state of a shared prompt prefix (off: every prompt is evaluated in full)
         self.prefix_reuse = bool(prefix_reuse)
         self.prefix_store = PrefixStore(prefix_cache) if (prefix_cache and prefix_reuse) else None
+        #: greedy + grammar: check only the argmax against the grammar (same text, faster)
+        self.lazy_grammar = bool(lazy_grammar)
         self._formatter = self._make_formatter(chat_template)
 
     # -- prompt rendering ------------------------------------------------------------------------
@@ -249,21 +256,26 @@ class LlamaCppModel(Model):
                 self.prefix_store.prepare(self.llm, tokens)
             cached = self._reusable(tokens)
             greedy = opts.temperature <= 0
+            stops = [*opts.stop, *template_stops]
             ctx = self.llm._ctx.ctx
             llama_cpp.llama_perf_context_reset(ctx)
+            resp: Any
             try:
-                resp = self.llm.create_completion(
-                    prompt=tokens,
-                    max_tokens=opts.max_tokens,
-                    temperature=0.0 if greedy else opts.temperature,
-                    top_p=1.0 if greedy else opts.top_p,
-                    top_k=1 if greedy else 40,
-                    min_p=0.0 if greedy else 0.05,
-                    repeat_penalty=1.0,
-                    seed=opts.seed,
-                    stop=[*opts.stop, *template_stops],
-                    grammar=grammar,
-                )
+                if greedy and grammar is not None and self.lazy_grammar:
+                    resp = self._complete_lazy(tokens, grammar, opts.max_tokens, stops)
+                else:
+                    resp = self.llm.create_completion(
+                        prompt=tokens,
+                        max_tokens=opts.max_tokens,
+                        temperature=0.0 if greedy else opts.temperature,
+                        top_p=1.0 if greedy else opts.top_p,
+                        top_k=1 if greedy else 40,
+                        min_p=0.0 if greedy else 0.05,
+                        repeat_penalty=1.0,
+                        seed=opts.seed,
+                        stop=stops,
+                        grammar=grammar,
+                    )
             except (ValueError, RuntimeError) as exc:
                 raise BackendError(f"llama.cpp generation failed: {exc}") from exc
             total = time.perf_counter() - t0
@@ -286,6 +298,26 @@ class LlamaCppModel(Model):
             finish_reason=choice.get("finish_reason"),
             tag=req.tag,
         )
+
+    def _complete_lazy(
+        self, tokens: list[int], grammar: Any, max_tokens: int | None, stops: list[str]
+    ) -> dict[str, Any]:
+        """Greedy grammar-constrained completion, shaped like ``create_completion``'s answer."""
+        out = greedy_grammar_completion(
+            self.llm,
+            tokens,
+            gbnf=grammar._grammar,
+            root=grammar._root,
+            max_tokens=max_tokens,
+            stop=stops,
+        )
+        return {
+            "choices": [{"text": out.text, "finish_reason": out.finish_reason}],
+            "usage": {
+                "prompt_tokens": len(tokens),
+                "completion_tokens": out.completion_tokens,
+            },
+        }
 
     def _reusable(self, tokens: Sequence[int]) -> int:
         """How many prompt tokens llama.cpp will take from the KV state (as ``generate`` does)."""
