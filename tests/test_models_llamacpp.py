@@ -239,3 +239,39 @@ def test_lora_adapter_changes_the_model(
         tuned.close()
     with pytest.raises(BackendError, match="LoRA adapter file not found"):
         load_model(f"bundled:+lora={tmp_path / 'missing.gguf'}")
+
+
+def test_lazy_grammar_matches_the_sampler_chain(llama: LlamaCppModel, shared_data: Path) -> None:
+    """Checking only the argmax against the grammar writes byte-identical constrained text."""
+    from toollab.data import load_dataset
+    from toollab.models.constrain import call_schema
+    from toollab.templates import JsonTemplate
+
+    insts = load_dataset(shared_data / "bfcl" / "BFCL_v4_simple_python.json", "bfcl").instances[:3]
+    tpl = JsonTemplate()
+    reqs = [
+        ChatRequest(
+            messages=tpl.messages(inst),
+            tools=inst.tools,
+            options=GenerateOptions(max_tokens=40, json_schema=call_schema(inst.tools)),
+        )
+        for inst in insts
+    ]
+    reqs.append(_ask(llama, "Is Paris in France?", grammar='root ::= "yes" | "no"'))
+    assert llama.lazy_grammar
+    try:
+        llama.lazy_grammar = False
+        chain = [asyncio.run(llama.request(r)) for r in reqs]
+    finally:
+        llama.lazy_grammar = True
+    for req, ref in zip(reqs, chain, strict=True):
+        lazy = asyncio.run(llama.request(req))
+        again = asyncio.run(llama.request(req))  # served from the KV state of the same prompt
+        for out in (lazy, again):
+            assert out.text.encode() == ref.text.encode()
+            assert out.finish_reason == ref.finish_reason
+            assert out.usage.completion_tokens == ref.usage.completion_tokens
+            assert out.usage.prompt_tokens == ref.usage.prompt_tokens
+        assert again.usage.cached_tokens >= again.usage.prompt_tokens - 1
+    assert chain[-1].text in {"yes", "no"} and chain[-1].finish_reason == "stop"
+    assert any(out.text.startswith("{") for out in chain[:3])
