@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from toollab.errors import BackendError, InputError
-from toollab.models import ChatRequest, GenerateOptions, load_model
+from toollab.models import ChatRequest, GenerateOptions, ModelOutput, load_model
 from toollab.models.llamacpp import LlamaCppModel, physical_cores
 
 pytestmark = pytest.mark.slow
@@ -258,20 +258,36 @@ def test_lazy_grammar_matches_the_sampler_chain(llama: LlamaCppModel, shared_dat
         for inst in insts
     ]
     reqs.append(_ask(llama, "Is Paris in France?", grammar='root ::= "yes" | "no"'))
+    cut = reqs[0].options.model_copy(update={"stop": ['"arguments"']})
+    reqs.append(reqs[0].model_copy(update={"options": cut}))  # a stop string inside the grammar
+
+    def run(req: ChatRequest, lazy: bool) -> ModelOutput:
+        llama.lazy_grammar = lazy
+        return asyncio.run(llama.request(req))
+
+    def same(a: ModelOutput, b: ModelOutput) -> None:
+        assert a.text.encode() == b.text.encode()
+        assert (a.finish_reason, a.usage.prompt_tokens, a.usage.completion_tokens) == (
+            b.finish_reason,
+            b.usage.prompt_tokens,
+            b.usage.completion_tokens,
+        )
+
     assert llama.lazy_grammar
     try:
-        llama.lazy_grammar = False
-        chain = [asyncio.run(llama.request(r)) for r in reqs]
+        llama.prefix_reuse = False  # both paths evaluate every prompt from an empty KV state
+        chain = [run(r, lazy=False) for r in reqs]
+        for req, ref in zip(reqs, chain, strict=True):
+            same(run(req, lazy=True), ref)
+        llama.prefix_reuse = True
+        run(reqs[0], lazy=False)
+        # both of these start from the same KV state: the prompt and all but the last token
+        lazy, ref = run(reqs[0], lazy=True), run(reqs[0], lazy=False)
+        same(lazy, ref)
+        assert lazy.usage.cached_tokens == lazy.usage.prompt_tokens - 1
     finally:
-        llama.lazy_grammar = True
-    for req, ref in zip(reqs, chain, strict=True):
-        lazy = asyncio.run(llama.request(req))
-        again = asyncio.run(llama.request(req))  # served from the KV state of the same prompt
-        for out in (lazy, again):
-            assert out.text.encode() == ref.text.encode()
-            assert out.finish_reason == ref.finish_reason
-            assert out.usage.completion_tokens == ref.usage.completion_tokens
-            assert out.usage.prompt_tokens == ref.usage.prompt_tokens
-        assert again.usage.cached_tokens >= again.usage.prompt_tokens - 1
-    assert chain[-1].text in {"yes", "no"} and chain[-1].finish_reason == "stop"
-    assert any(out.text.startswith("{") for out in chain[:3])
+        llama.lazy_grammar = llama.prefix_reuse = True
+    assert chain[3].text in {"yes", "no"} and chain[3].finish_reason == "stop"
+    assert chain[0].text.startswith(chain[4].text) and chain[4].finish_reason == "stop"
+    assert '"arguments"' in chain[0].text and '"arguments"' not in chain[4].text
+    assert all(out.text.startswith("{") for out in chain[:3])
