@@ -24,7 +24,16 @@ def _verbs() -> list[list[str]]:
 def test_every_verb_has_help() -> None:
     verbs = _verbs()
     names = {" ".join(v) for v in verbs}
-    for expected in ("data inspect", "tools validate", "eval", "score", "report", "bench", "chat", "retrieve eval"):
+    for expected in (
+        "data inspect",
+        "tools validate",
+        "eval",
+        "score",
+        "report",
+        "bench",
+        "chat",
+        "retrieve eval",
+    ):
         assert expected in names, f"missing verb {expected!r}; have {sorted(names)}"
     runner = CliRunner()
     for verb in verbs:

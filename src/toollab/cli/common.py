@@ -30,7 +30,9 @@ console = Console(stderr=True)
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 
-JsonOpt = typer.Option(False, "--json", help="Print one JSON object on stdout and nothing else there.")
+JsonOpt = typer.Option(
+    False, "--json", help="Print one JSON object on stdout and nothing else there."
+)
 
 
 def emit_json(obj: Any) -> None:
@@ -84,7 +86,9 @@ def progress(transient: bool = False) -> Progress:
     )
 
 
-def track(items: Iterable[T], total: int | None, description: str, quiet: bool = False) -> Iterator[T]:
+def track(
+    items: Iterable[T], total: int | None, description: str, quiet: bool = False
+) -> Iterator[T]:
     """Iterate with a progress bar unless ``quiet``."""
     if quiet:
         yield from items

@@ -45,7 +45,11 @@ def _print_version(value: bool) -> None:
 @app.callback()
 def _root(
     version: bool = typer.Option(
-        False, "--version", help="Print the version and exit.", is_eager=True, callback=_print_version
+        False,
+        "--version",
+        help="Print the version and exit.",
+        is_eager=True,
+        callback=_print_version,
     ),
 ) -> None:
     """toollab: make small open LLMs good tool users, and prove it."""
