@@ -24,7 +24,7 @@ from toollab.schema import Tool
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 PRIORITIES = ("low", "normal", "high")
 START_EVENTS = ("Dentist", "Team meeting", "Yoga class", "Lunch with Kim", "Piano lesson")
-START_TODOS = ("pay rent", "water the plants", "renew passport", "book flights")
+START_TASKS = ("pay rent", "water the plants", "renew passport", "book flights")
 START_ITEMS = ("eggs", "rice", "coffee", "bananas")
 _DATE = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$", "description": "YYYY-MM-DD"}
 _TIME = {
@@ -131,7 +131,7 @@ class PersonalLifeEnv(Environment):
                 "duration_minutes": 60,
             }
         self.todos = {
-            t: {"task": t, "priority": "normal", "done": False} for t in rng.sample(START_TODOS, 2)
+            t: {"task": t, "priority": "normal", "done": False} for t in rng.sample(START_TASKS, 2)
         }
         self.alarms: dict[str, dict[str, Any]] = {}
         self.contacts: dict[str, str] = {}

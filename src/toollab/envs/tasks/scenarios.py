@@ -381,7 +381,7 @@ def archive(rng: random.Random, env: Environment) -> Task:
 # -- PL: personal life --------------------------------------------------------------------------------
 PERSONAL = TaskSet("personal_life")
 _EVENTS = ("Coffee with Jo", "Gym", "Book club", "Parent-teacher meeting", "Car service", "Haircut")
-_TODOS = ("clean the garage", "call grandma", "file taxes", "fix the bike")
+_CHORES = ("clean the garage", "call grandma", "file taxes", "fix the bike")
 _ITEMS = ("milk", "apples", "bread", "cheese", "tomatoes", "pasta")
 
 
@@ -425,7 +425,7 @@ def cancel(rng: random.Random, env: Environment) -> Task:
 
 @PERSONAL.template("todo", weight=2)
 def todo(rng: random.Random, env: Environment) -> Task:
-    task = pick(rng, _TODOS)
+    task = pick(rng, _CHORES)
     pr = pick(rng, ["low", "normal", "high"])
     args: dict[str, Any] = {"task": task, **({} if pr == "normal" else {"priority": pr})}
     word = "" if pr == "normal" else f" with {pr} priority"
