@@ -59,8 +59,27 @@ def test_provider_typo_suggests_the_right_one() -> None:
 
 
 def test_missing_provider_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match="no provider"):
-        parse_model_spec("smollm2")
+    with pytest.raises(UsageError, match="no provider") as info:
+        parse_model_spec("mistral7b")
+    assert "did you mean" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("typo", "meant"),
+    [
+        ("bundeled", "bundled"),
+        ("orcale", "oracle"),
+        ("Bundled", None),  # a provider name alone (any case) is accepted
+        ("smollm2-135", "bundled:smollm2-135m"),
+        ("smollm2", "bundled:smollm2-135m"),
+    ],
+)
+def test_colonless_typo_gets_a_suggestion(typo: str, meant: str | None) -> None:
+    if meant is None:
+        assert parse_model_spec(typo).provider == "bundled"
+        return
+    with pytest.raises(UsageError, match=rf"no provider \(did you mean '{meant}'\?\)"):
+        load_model(typo)
 
 
 def test_bad_param_and_unknown_option() -> None:

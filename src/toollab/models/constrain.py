@@ -218,12 +218,6 @@ def grammar_pattern(pattern: Any) -> str | None:
     except Exception:
         return None
     return None if _GBNF_ESCAPES.search(rules) else anchored
-    try:
-        conv = SchemaConverter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
-        conv.visit({"type": "string", "pattern": anchored}, "")
-    except Exception:
-        return None
-    return anchored
 
 
 def arguments_schema(tool: Tool, *, max_string_length: int | None = None) -> dict[str, Any]:

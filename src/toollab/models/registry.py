@@ -105,11 +105,12 @@ def parse_model_spec(spec: str | None) -> ModelSpec:
     if not sep:
         if raw.lower().endswith(".gguf"):  # a bare GGUF path
             provider, rest = "llamacpp", raw
-        elif raw in provider_names():
+        elif raw.lower() in provider_names():
             rest = ""
         else:
             raise UsageError(
-                f"model string {raw!r} has no provider; write provider:model, e.g. "
+                f"model string {raw!r} has no provider{_hint_without_colon(raw)}; write "
+                f"provider:model, e.g. "
                 f"{DEFAULT_MODEL!r} or 'llamacpp:/path/model.gguf' "
                 f"(providers: {', '.join(provider_names())})"
             )
@@ -134,6 +135,18 @@ def parse_model_spec(spec: str | None) -> ModelSpec:
         model, _, base_url = model.partition("@")
         model, base_url = model.strip(), base_url.strip() or None
     return ModelSpec(provider, model, base_url, lora, params, raw)
+
+
+def _hint_without_colon(raw: str) -> str:
+    """A ' (did you mean ...?)' hint for a colon-less model string: a misspelt provider
+    (``bundeled``, ``orcale``) or the bundled model's name without its provider."""
+    hint = did_you_mean(raw.lower(), provider_names())
+    if hint:
+        return hint
+    bundled = DEFAULT_MODEL.partition(":")[2]
+    if did_you_mean(raw.lower(), [bundled]):
+        return f" (did you mean {DEFAULT_MODEL!r}?)"
+    return ""
 
 
 # -- registry -------------------------------------------------------------------------------------
