@@ -20,6 +20,8 @@ from toollab.models import ChatRequest, GenerateOptions, load_model
 from toollab.models.openai_compat import OpenAIModel
 from toollab.schema import Tool
 
+DRIP_S = 0.3
+
 
 def _completion(
     text: str = "hello", tool_calls: list[dict[str, Any]] | None = None
@@ -74,6 +76,8 @@ class Behaviour:
             return 200, js, ok, 3.0
         if scenario == "slow":
             return 200, js, ok, 0.25
+        if scenario == "drip":  # a valid answer, one byte every DRIP_S seconds
+            return 200, js, ok, -DRIP_S
         if scenario == "notools":
             if "tools" in body:
                 return (
@@ -142,7 +146,7 @@ def fake_server() -> Iterator[tuple[str, Behaviour]]:
                 with behaviour.lock:
                     behaviour.in_flight += 1
                     behaviour.max_in_flight = max(behaviour.max_in_flight, behaviour.in_flight)
-            if delay:
+            if delay > 0:
                 time.sleep(delay)
             if counted:
                 with behaviour.lock:
@@ -153,7 +157,14 @@ def fake_server() -> Iterator[tuple[str, Behaviour]]:
                     self.send_header(k, v)
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
-                self.wfile.write(payload)
+                if delay >= 0:
+                    self.wfile.write(payload)
+                    return
+                # drip: headers at once, then the body byte by byte (never a read timeout)
+                for i in range(len(payload)):
+                    self.wfile.write(payload[i : i + 1])
+                    self.wfile.flush()
+                    time.sleep(-delay)
             except (BrokenPipeError, ConnectionResetError):
                 pass
 
@@ -216,10 +227,61 @@ def test_malformed_responses(fake_server: tuple[str, Behaviour], scenario: str) 
 def test_stalled_server_times_out(fake_server: tuple[str, Behaviour]) -> None:
     url, behaviour = fake_server
     t0 = time.perf_counter()
-    with pytest.raises(BackendError, match=r"no answer within 0.4 s.*2 attempts"):
+    with pytest.raises(BackendError, match=r"no answer within 0.\d+ s.*2 attempts"):
         _model(url, "stall", timeout=0.4, max_retries=1).generate(MSG)
     assert time.perf_counter() - t0 < 2.5
     assert behaviour.counts["stall"] == 2
+
+
+def test_dripping_server_hits_the_deadline(fake_server: tuple[str, Behaviour]) -> None:
+    """A server that sends a valid answer one byte every 0.3 s never trips a per-read timeout;
+    the per-attempt deadline cuts it off, and the retry too."""
+    url, behaviour = fake_server
+    assert len(json.dumps(_completion())) * DRIP_S > 60  # the full answer would take > 1 min
+    model = _model(url, "drip", timeout=1.0, max_retries=1)
+    t0 = time.perf_counter()
+    with pytest.raises(
+        BackendError, match=r"/drip/v1: no answer within [0-9.]+ s.*after 2 attempts"
+    ):
+        model.generate(MSG)
+    assert time.perf_counter() - t0 < 4.0
+    assert behaviour.counts["drip"] == 2
+    model.close()
+
+
+def test_total_timeout_bounds_all_retries(fake_server: tuple[str, Behaviour]) -> None:
+    url, behaviour = fake_server
+    before = behaviour.counts.get("drip", 0)
+    model = _model(url, "drip", timeout=0.6, max_retries=10, total_timeout=1.5)
+    t0 = time.perf_counter()
+    with pytest.raises(BackendError, match=r"no answer within .*1.5 s"):
+        model.generate(MSG)
+    assert time.perf_counter() - t0 < 3.0
+    assert 2 <= behaviour.counts["drip"] - before <= 3  # not the 11 attempts the retries allow
+    with pytest.raises(Exception, match="total_timeout must be positive"):
+        _model(url, "drip", total_timeout=-1)
+    model.close()
+
+
+def test_one_client_is_reused_and_closed(fake_server: tuple[str, Behaviour]) -> None:
+    url, _ = fake_server
+    model = _model(url, "flaky429")
+    client = model.client
+    loop_threads = [t for t in threading.enumerate() if t.name == "toollab-openai-client"]
+    for _ in range(3):  # each synchronous generate() runs in a new event loop
+        assert model.generate(MSG).text == "hello"
+    outs = asyncio.run(model.batch([ChatRequest(messages=MSG) for _ in range(4)]))
+    assert [o.text for o in outs] == ["hello"] * 4
+    assert model.client is client and not client.is_closed()
+    # one loop thread for the client, whatever the number of calling loops
+    now = [t for t in threading.enumerate() if t.name == "toollab-openai-client"]
+    assert len(now) == len(loop_threads)
+    thread = model._client_loop().thread
+    model.close()
+    assert client.is_closed() and not thread.is_alive()
+    # a request after close() opens a fresh client
+    assert model.generate(MSG).text == "hello" and model.client is not client
+    model.close()
 
 
 def test_server_down_fails_fast() -> None:

@@ -11,20 +11,28 @@ model name takes the first model the server lists.  The API key comes from ``OPE
   ``{"type": "json_object", "schema": ...}`` and then vLLM's ``guided_json``; ``grammar`` → the
   llama.cpp server's ``grammar`` field.
 * At most ``max_concurrency`` requests in flight; retries with exponential backoff and jitter on
-  429, 5xx, timeouts and connection errors; a per-request timeout (and a short connect timeout)
-  so a stalled or absent server fails with :class:`BackendError` instead of hanging.
+  429, 5xx, timeouts and connection errors.  Each attempt has a **deadline** of ``timeout``
+  seconds for the whole answer (not a per-read timeout: a server that drips its answer byte by
+  byte is cut off too), and all attempts and fallbacks of one request share ``total_timeout``
+  (default twice ``timeout``), so a stalled, dripping or absent server fails with
+  :class:`BackendError` instead of hanging.
+* One ``AsyncOpenAI`` client per model, reused by every request: it lives on a private event
+  loop in a daemon thread, so synchronous ``generate()`` calls (each with its own short-lived
+  loop) and async batches share its connection pool; :meth:`OpenAIModel.close` closes it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import json
 import os
 import random
+import threading
 import time
 import weakref
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from toollab.errors import BackendError, UsageError
@@ -37,10 +45,43 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 SCHEMA_MODES = ("json_schema", "json_object", "guided_json")
 
 
-@dataclass
-class _LoopState:
-    client: Any
-    sem: asyncio.Semaphore
+class _ClientLoop:
+    """A private event loop in a daemon thread that owns one ``AsyncOpenAI`` client.
+
+    Coroutines submitted with :meth:`run` execute on that loop whatever loop (or thread) the
+    caller runs in; cancelling the caller's await cancels the work on the private loop.
+    """
+
+    def __init__(self, make_client: Callable[[], Any], max_concurrency: int) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(
+            target=self.loop.run_forever, name="toollab-openai-client", daemon=True
+        )
+        self.thread.start()
+        self.closed = False
+
+        async def setup() -> tuple[Any, asyncio.Semaphore]:
+            return make_client(), asyncio.Semaphore(max_concurrency)
+
+        self.client, self.sem = asyncio.run_coroutine_threadsafe(setup(), self.loop).result()
+
+    async def run(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        future: concurrent.futures.Future[Any] = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        return await asyncio.wrap_future(future)
+
+    def close(self) -> None:
+        """Close the client (its connection pool) and stop the loop thread; idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.loop.is_running():
+            # a client that cannot close cleanly must not block shutdown
+            with contextlib.suppress(Exception):
+                asyncio.run_coroutine_threadsafe(self.client.close(), self.loop).result(5.0)
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(5.0)
+        if not self.loop.is_running():
+            self.loop.close()
 
 
 def _import_openai() -> Any:
@@ -66,6 +107,7 @@ class OpenAIModel(Model):
         api_key: str | None = None,
         timeout: float = 60.0,
         connect_timeout: float = 5.0,
+        total_timeout: float | None = None,
         max_retries: int = 3,
         max_concurrency: int = 8,
         backoff: float = 0.5,
@@ -78,12 +120,19 @@ class OpenAIModel(Model):
             "/"
         )
         self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or "sk-no-key"
-        if timeout <= 0 or connect_timeout <= 0:
-            raise UsageError("timeout and connect_timeout must be positive")
+        if (
+            timeout <= 0
+            or connect_timeout <= 0
+            or (total_timeout is not None and total_timeout <= 0)
+        ):
+            raise UsageError("timeout, connect_timeout and total_timeout must be positive")
         if max_concurrency < 1:
             raise UsageError("max_concurrency must be at least 1")
+        #: seconds for one attempt's complete answer
         self.timeout = float(timeout)
         self.connect_timeout = min(float(connect_timeout), self.timeout)
+        #: seconds for one request across all its attempts, backoffs and fallbacks
+        self.total_timeout = float(total_timeout) if total_timeout else 2.0 * self.timeout
         self.max_retries = max(0, int(max_retries))
         self.max_concurrency = int(max_concurrency)
         self.backoff = float(backoff)
@@ -93,34 +142,51 @@ class OpenAIModel(Model):
         self.native_tools_ok: bool | None = None
         self.schema_mode = 0
         self.retries = 0  # how many retries were made (for tests and reports)
-        self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._runner: _ClientLoop | None = None
+        self._runner_lock = threading.Lock()
         self._model_lock: asyncio.Lock | None = None
 
-    # -- per-event-loop client and semaphore -------------------------------------------------------
-    def _state(self) -> _LoopState:
-        loop = asyncio.get_running_loop()
-        st = self._states.get(loop)
-        if st is None:
-            openai = _import_openai()
-            client = openai.AsyncOpenAI(
-                api_key=self.api_key,
-                base_url=self.base_url,
-                timeout=openai.Timeout(self.timeout, connect=self.connect_timeout),
-                max_retries=0,
-            )
-            st = _LoopState(client, asyncio.Semaphore(self.max_concurrency))
-            self._states[loop] = st
-        return st
+    # -- the client, on its own loop ---------------------------------------------------------------
+    def _make_client(self) -> Any:
+        openai = _import_openai()
+        return openai.AsyncOpenAI(
+            api_key=self.api_key,
+            base_url=self.base_url,
+            timeout=openai.Timeout(self.timeout, connect=self.connect_timeout),
+            max_retries=0,
+        )
+
+    def _client_loop(self) -> _ClientLoop:
+        with self._runner_lock:
+            if self._runner is None or self._runner.closed:
+                runner = _ClientLoop(self._make_client, self.max_concurrency)
+                # a model dropped without close() still releases its connections and thread
+                weakref.finalize(self, runner.close)
+                self._runner = runner
+                self._model_lock = None
+            return self._runner
+
+    @property
+    def client(self) -> Any:
+        """The ``AsyncOpenAI`` client every request of this model uses."""
+        return self._client_loop().client
 
     # -- retries -----------------------------------------------------------------------------------
-    async def _with_retries(self, call: Callable[[], Awaitable[Any]]) -> Any:
+    async def _with_retries(self, call: Callable[[], Awaitable[Any]], deadline: float) -> Any:
+        """``call()`` with a deadline per attempt and retries, all before ``deadline``
+        (a ``time.monotonic()`` value)."""
         openai = _import_openai()
         attempt = 0
         while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise BackendError(self._out_of_time(attempt))
+            budget = min(self.timeout, remaining)
+            error: Exception
             try:
-                return await call()
+                return await asyncio.wait_for(call(), budget)
+            except TimeoutError as exc:  # the whole answer did not arrive within the budget
+                error = exc
             except (
                 openai.RateLimitError,
                 openai.InternalServerError,
@@ -128,20 +194,29 @@ class OpenAIModel(Model):
             ) as exc:
                 if _is_refusal(exc):  # a request the server cannot take: retrying will not help
                     raise
-                if attempt >= self.max_retries:
-                    raise BackendError(self._describe(exc, attempt + 1)) from exc
-                await asyncio.sleep(self._delay(attempt, exc))
-                attempt += 1
-                self.retries += 1
+                error = exc
             except openai.APIStatusError as exc:
-                if exc.status_code >= 500 and not _is_refusal(exc):  # 5xx not mapped above
-                    if attempt >= self.max_retries:
-                        raise BackendError(self._describe(exc, attempt + 1)) from exc
-                    await asyncio.sleep(self._delay(attempt, exc))
-                    attempt += 1
-                    self.retries += 1
-                    continue
-                raise
+                if exc.status_code < 500 or _is_refusal(exc):
+                    raise
+                error = exc  # a 5xx not mapped above
+            if attempt >= self.max_retries:
+                raise BackendError(self._describe(error, attempt + 1, budget)) from error
+            delay = self._delay(attempt, error)
+            if time.monotonic() + delay >= deadline:
+                raise BackendError(
+                    self._describe(error, attempt + 1, budget)
+                    + f"; the {self.total_timeout:g} s limit of the request leaves no time to retry"
+                ) from error
+            await asyncio.sleep(delay)
+            attempt += 1
+            self.retries += 1
+
+    def _out_of_time(self, attempts: int) -> str:
+        plural = "s" if attempts != 1 else ""
+        return (
+            f"{self.base_url}: no answer within {self.total_timeout:g} s in all "
+            f"(after {attempts} attempt{plural})"
+        )
 
     def _delay(self, attempt: int, exc: Exception) -> float:
         retry_after = None
@@ -156,10 +231,15 @@ class OpenAIModel(Model):
             base = max(base, retry_after)
         return base * (0.5 + random.random() / 2)
 
-    def _describe(self, exc: Exception, attempts: int) -> str:
+    def _describe(self, exc: Exception, attempts: int, budget: float | None = None) -> str:
         openai = _import_openai()
         tries = f" (after {attempts} attempt{'s' if attempts != 1 else ''})"
-        if isinstance(exc, openai.APITimeoutError):
+        if isinstance(exc, TimeoutError | openai.APITimeoutError):
+            if budget is not None and budget < self.timeout:
+                return (
+                    f"{self.base_url}: no answer within {budget:.3g} s (what was left of the "
+                    f"request's {self.total_timeout:g} s){tries}"
+                )
             return f"{self.base_url}: no answer within {self.timeout:g} s{tries}"
         if isinstance(exc, openai.APIConnectionError):
             return f"cannot reach {self.base_url}: {exc}{tries}"
@@ -168,14 +248,14 @@ class OpenAIModel(Model):
         return f"{self.base_url}: {exc}{tries}"
 
     # -- the request -------------------------------------------------------------------------------
-    async def _model_name(self, client: Any) -> str:
+    async def _model_name(self, client: Any, deadline: float) -> str:
         if self.model:
             return self.model
         if self._model_lock is None:
             self._model_lock = asyncio.Lock()
         async with self._model_lock:
             if not self.model:
-                page = await self._with_retries(lambda: client.models.list())
+                page = await self._with_retries(lambda: client.models.list(), deadline)
                 data = getattr(page, "data", None)
                 if not data:
                     raise BackendError(
@@ -224,11 +304,19 @@ class OpenAIModel(Model):
         return kw
 
     async def request(self, req: ChatRequest) -> ModelOutput:
+        runner = self._client_loop()
+        out: ModelOutput = await runner.run(self._request(req, runner))
+        return out
+
+    async def _request(self, req: ChatRequest, runner: _ClientLoop) -> ModelOutput:
+        """The request, on the client's loop."""
         openai = _import_openai()
-        st = self._state()
-        async with st.sem:
+        client = runner.client
+        async with runner.sem:
             t0 = time.perf_counter()
-            model = await self._model_name(st.client)
+            # the request's own clock starts when it is served, not while it waits its turn
+            deadline = time.monotonic() + self.total_timeout
+            model = await self._model_name(client, deadline)
             for _ in range(len(SCHEMA_MODES) + 2):  # each refusal changes a mode; bounded
                 native = bool(
                     req.prompt is None
@@ -238,11 +326,11 @@ class OpenAIModel(Model):
                 )
                 kw = self._kwargs(req, model, native)
                 if req.prompt is not None:
-                    call = lambda kw=kw: st.client.completions.create(**kw)  # noqa: E731
+                    call = lambda kw=kw: client.completions.create(**kw)  # noqa: E731
                 else:
-                    call = lambda kw=kw: st.client.chat.completions.create(**kw)  # noqa: E731
+                    call = lambda kw=kw: client.chat.completions.create(**kw)  # noqa: E731
                 try:
-                    resp = await self._with_retries(call)
+                    resp = await self._with_retries(call, deadline)
                 except openai.APIStatusError as exc:
                     if _is_refusal(exc) and self._fall_back(exc, native, req):
                         continue
@@ -314,10 +402,11 @@ class OpenAIModel(Model):
         )
 
     def close(self) -> None:
-        for loop, st in list(self._states.items()):
-            if not loop.is_closed() and not loop.is_running():
-                loop.run_until_complete(st.client.close())
-        self._states.clear()
+        """Close the client's connections and stop its loop thread (a later request reopens)."""
+        with self._runner_lock:
+            runner, self._runner = self._runner, None
+        if runner is not None:
+            runner.close()
 
 
 def _read_tool_calls(raw_calls: list[Any], text: str) -> tuple[list[ToolCall] | None, str]:
@@ -381,6 +470,7 @@ def _openai_provider(spec: ModelSpec, **options: Any) -> Model:
             "api_key",
             "timeout",
             "connect_timeout",
+            "total_timeout",
             "max_retries",
             "max_concurrency",
             "backoff",
