@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 
-from toollab.models.base import GenerateOptions
+from toollab.models.base import GenerateOptions, ModelOutput
 from toollab.models.constrain import RepeatGuard, drop_repeats, stop_at_repetition
 from toollab.models.fake import FakeModel
 from toollab.models.policy import (
     CallPolicy,
     ConstraintPlan,
     constrained_options,
+    native_calls_text,
     parse_constrained,
     parse_decision,
     run_policy,
@@ -115,6 +116,40 @@ def test_two_stage_run_with_scripted_model() -> None:
     failing = FakeModel(outputs=[RuntimeError("server down")])
     out = asyncio.run(run_policy(failing, msgs, [TOOL], CallPolicy.single()))
     assert out.result.is_error and "server down" in (out.result.error or "")
+
+
+def test_constrained_requests_never_ask_for_native_tools() -> None:
+    msgs = [{"role": "user", "content": "x=1 please"}]
+    model = FakeModel(outputs=['{"decision": "call"}', json.dumps(A)])
+    base = GenerateOptions(max_tokens=32, native_tools=True)
+    asyncio.run(run_policy(model, msgs, [TOOL], CallPolicy.decision_first(two_stage=True), base))
+    assert len(model.requests) == 2
+    for req in model.requests:
+        assert req.tools == [TOOL]  # still offered (prompt-based backends document them)
+        assert req.options.native_tools is False and req.options.json_schema is not None
+    assert base.native_tools is True  # the caller's options are not changed
+
+
+def test_native_tool_calls_answer_is_read() -> None:
+    """A server that answers a constrained request with native tool_calls is still parsed."""
+    msgs = [{"role": "user", "content": "x=1 and x=2"}]
+    calls = [ToolCall(name="f", arguments={"x": 1}), ToolCall(name="f", arguments={"x": 2})]
+    model = FakeModel(outputs=[ModelOutput(text="", tool_calls=calls)])
+    policy = CallPolicy(max_calls=4)
+    out = asyncio.run(run_policy(model, msgs, [TOOL], policy))
+    assert out.result.status is ParseStatus.CALLS
+    assert names_args(out.result.calls) == [("f", {"x": 1}), ("f", {"x": 2})]
+    assert native_calls_text(ModelOutput(text=" ", tool_calls=calls)).startswith('[{"name"')
+    # two-stage: native calls in the decision stage mean "call"
+    model = FakeModel(
+        outputs=[ModelOutput(tool_calls=calls[:1]), ModelOutput(tool_calls=calls[:1])]
+    )
+    out = asyncio.run(run_policy(model, msgs, [TOOL], CallPolicy.decision_first(two_stage=True)))
+    assert out.result.decision is Decision.CALL and names_args(out.result.calls) == [
+        ("f", {"x": 1})
+    ]
+    # text wins when there is some
+    assert native_calls_text(ModelOutput(text=json.dumps(B), tool_calls=calls)) == json.dumps(B)
 
 
 def test_policy_for_instance() -> None:

@@ -327,6 +327,31 @@ def test_native_tool_calls_are_parsed(fake_server: tuple[str, Behaviour]) -> Non
     assert bad.tool_calls is None and '"arguments": "{\\"city\\": "' in bad.text
 
 
+def test_constrained_request_sends_no_tools_and_reads_tool_calls(
+    fake_server: tuple[str, Behaviour],
+) -> None:
+    """run_policy over HTTP: no native ``tools`` in the body; a server that answers with
+    ``tool_calls`` anyway (vLLM-style) is parsed like a JSON answer."""
+    from toollab.models.policy import CallPolicy, run_policy
+    from toollab.parsing import ParseStatus
+
+    url, behaviour = fake_server
+    tools = [
+        Tool(name="get_weather", parameters={"type": "object", "properties": {"city": {}}}),
+        Tool(name="get_time", parameters={"type": "object", "properties": {}}),
+    ]
+    model = _model(url, "toolcalls")
+    out = asyncio.run(run_policy(model, MSG, tools, CallPolicy(max_calls=4)))
+    body = behaviour.bodies["toolcalls"][-1]
+    assert "tools" not in body and body["response_format"]["type"] == "json_schema"
+    assert out.result.status is ParseStatus.CALLS
+    assert [(c.name, dict(c.arguments)) for c in out.result.calls] == [
+        ("get_weather", {"city": "Paris"}),
+        ("get_time", {}),
+    ]
+    model.close()
+
+
 def test_json_schema_falls_back_to_json_object(fake_server: tuple[str, Behaviour]) -> None:
     url, behaviour = fake_server
     model = _model(url, "schema422")

@@ -297,6 +297,21 @@ class PolicyOutcome:
         return "\n".join(o.text for o in self.outputs)
 
 
+def native_calls_text(out: ModelOutput) -> str:
+    """The constrained answer of an output: its text, or — when a server answered with native
+    ``tool_calls`` anyway (vLLM-style servers may, even for a ``response_format`` request) — those
+    calls as the JSON array of ``{"name", "arguments"}`` objects the schemas admit."""
+    if out.tool_calls and not out.text.strip():
+        return json.dumps(
+            [
+                {"name": c.name, "arguments": c.model_dump(mode="json")["arguments"]}
+                for c in out.tool_calls
+            ],
+            ensure_ascii=False,
+        )
+    return out.text
+
+
 async def run_policy(
     model: Model,
     messages: list[Message],
@@ -306,8 +321,15 @@ async def run_policy(
     *,
     tag: str | None = None,
 ) -> PolicyOutcome:
-    """Ask ``model`` for a constrained answer under ``policy`` (two requests when two-stage)."""
+    """Ask ``model`` for a constrained answer under ``policy`` (two requests when two-stage).
+
+    The requests carry the tools (prompt-based backends document them) but never ask for native
+    ``tools``: the answer must be the schema's JSON text, not a server's ``tool_calls``, and a
+    chat template must not document the tools a second time.  Native calls a server returns
+    anyway are read too (:func:`native_calls_text`).
+    """
     plan = policy if isinstance(policy, ConstraintPlan) else ConstraintPlan(tools, policy)
+    options = (options or GenerateOptions()).model_copy(update={"native_tools": False})
     outputs: list[ModelOutput] = []
     if plan.two_stage:
         first = await model.safe_request(
@@ -318,7 +340,9 @@ async def run_policy(
         outputs.append(first)
         if first.error:
             return PolicyOutcome(ParseResult.fail(f"backend error: {first.error}"), outputs)
-        decided = parse_decision(first.text)
+        decided = parse_decision(native_calls_text(first))
+        if decided is None and first.tool_calls:
+            decided = Decision.CALL  # a server that went straight to its calls has decided
         if decided is None:
             return PolicyOutcome(ParseResult.fail("decision stage gave no decision"), outputs)
         if decided is Decision.NO_CALL:
@@ -329,7 +353,7 @@ async def run_policy(
     outputs.append(out)
     if out.error:
         return PolicyOutcome(ParseResult.fail(f"backend error: {out.error}"), outputs)
-    result = plan.parse(out.text)
+    result = plan.parse(native_calls_text(out))
     if plan.two_stage and not result.is_error:
         result = result.model_copy(update={"decision": Decision.CALL})
     return PolicyOutcome(result, outputs)
