@@ -13,16 +13,16 @@ Figures: ``plan_acc`` (all steps), ``act_em`` (call steps), ``hallu_rate`` (hall
 names over **all** steps), ``arg_f1`` (call steps; half credit for a present key with another
 value, reference that is not JSON → step skipped, ``{}`` reference → 1 iff ``{}`` predicted, the
 ``1e-30`` terms as upstream), ``easy_f1`` / ``hard_f1`` and ``rouge_l`` (conclusion steps, the
-``rouge`` package).
+``rouge`` package's figure; computed by :mod:`.text_overlap` unless ``backend="package"``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 from typing import Any, NamedTuple
 
 from toollab.eval.metrics.registry import MetricResult, Scorer, instance_key, scorer
+from toollab.eval.metrics.text_overlap import check_backend, rouge_scores
 from toollab.eval.record import Prediction
 from toollab.schema import Instance
 
@@ -90,25 +90,24 @@ def arg_f1_step(
         return ("easy" if ref == {} else "hard", 0.0)
 
 
-def rouge_l(hyps: list[str], refs: list[str]) -> float | None:
+def rouge_l(hyps: list[str], refs: list[str], backend: str = "fast") -> float | None:
     """``rouge.Rouge().get_scores(hyps, refs, avg=True)['rouge-l']['f']``; an empty hypothesis
-    or reference (which the package refuses) scores 0 and still counts in the average."""
+    or reference (which the package refuses) scores 0 and still counts in the average.
+
+    ``backend="fast"`` computes the package's numbers without it (:mod:`.text_overlap`);
+    ``"package"`` calls the package.
+    """
     if not refs:
         return None
-    from rouge import Rouge
-
-    scorer_ = Rouge()
-    idx = [i for i, (h, r) in enumerate(zip(hyps, refs, strict=True)) if h.strip() and r.strip()]
+    check_backend(backend)
     total = 0.0
-    if idx:
+    for h, r in zip(hyps, refs, strict=True):
+        if not h.strip() or not r.strip():
+            continue
         try:
-            scores = scorer_.get_scores([hyps[i] for i in idx], [refs[i] for i in idx], avg=False)
-            total = sum(s["rouge-l"]["f"] for s in scores)
-        except (ValueError, RecursionError):
-            total = 0.0
-            for i in idx:
-                with contextlib.suppress(ValueError, RecursionError):
-                    total += scorer_.get_scores(hyps[i], refs[i])[0]["rouge-l"]["f"]
+            total += rouge_scores(h, r, ("rouge-l",), backend)["rouge-l"]["f"]
+        except ValueError:
+            continue  # no word-bearing sentence: the package refuses the pair
     return total / len(refs)
 
 
@@ -140,7 +139,14 @@ def _reference(inst: Instance) -> str | None:
     description="alpha-UMi step metrics: Plan ACC, Act EM, hallucination, Arg F1, Rouge-L",
 )
 class AlphaUMiScorer(Scorer):
-    """Step-level metrics of alpha-UMi, computed as the upstream evaluator does."""
+    """Step-level metrics of alpha-UMi, computed as the upstream evaluator does.
+
+    ``backend``: ``"fast"`` (default) computes Rouge-L without the ``rouge`` package, with the
+    same numbers; ``"package"`` calls the package.
+    """
+
+    def __init__(self, backend: str = "fast") -> None:
+        self.backend = check_backend(backend)
 
     def accepts(self, instance: Instance) -> bool:
         return super().accepts(instance) or (
@@ -210,7 +216,7 @@ class AlphaUMiScorer(Scorer):
             "arg_f1": sum(f1) / len(f1) + 1e-30 if f1 else None,
             "easy_f1": sum(easy) / len(easy) + 1e-30 if easy else None,
             "hard_f1": sum(hard) / len(hard) + 1e-30 if hard else None,
-            "rouge_l": rouge_l(hyps, refs),
+            "rouge_l": rouge_l(hyps, refs, self.backend),
         }
         res.counts = {
             "n": n,

@@ -3,12 +3,20 @@
 The reference output of each instance is ``metadata["reference_output"]`` (the original model's
 answer) or, failing that, ``Instance.answer``.  BLEU is sacrebleu's corpus BLEU, ROUGE the F
 scores of the ``rouge`` package averaged over instances; all figures are fractions (BLEU / 100).
+Both are computed by :mod:`.text_overlap` (same numbers, much faster) unless the scorer is made
+with ``backend="package"``.
 An empty prediction scores 0 on every ROUGE figure and enters BLEU as an empty hypothesis.
 """
 
 from __future__ import annotations
 
 from toollab.eval.metrics.registry import MetricResult, Scorer, instance_key, scorer
+from toollab.eval.metrics.text_overlap import (
+    ROUGE_METRICS,
+    check_backend,
+    corpus_bleu,
+    rouge_scores,
+)
 from toollab.eval.record import Prediction
 from toollab.schema import Instance
 
@@ -26,22 +34,25 @@ def _final_text(pred: Prediction) -> str:
     return pred.raw
 
 
-def dialogue_scores(hyps: list[str], refs: list[str]) -> dict[str, float | None]:
-    """Corpus BLEU and mean ROUGE-1/2/L F of ``hyps`` against ``refs``."""
+def dialogue_scores(
+    hyps: list[str], refs: list[str], backend: str = "fast"
+) -> dict[str, float | None]:
+    """Corpus BLEU and mean ROUGE-1/2/L F of ``hyps`` against ``refs``.
+
+    ``backend="fast"`` computes sacrebleu's and the ``rouge`` package's numbers without them
+    (:mod:`.text_overlap`); ``"package"`` calls the packages.
+    """
     if not refs:
         return {"bleu": None, "rouge_1": None, "rouge_2": None, "rouge_l": None}
-    import sacrebleu
-    from rouge import Rouge
-
-    bleu = sacrebleu.corpus_bleu(hyps, [refs]).score / 100
-    r = Rouge()
+    check_backend(backend)
+    bleu = corpus_bleu(hyps, refs, backend) / 100
     sums = {"rouge-1": 0.0, "rouge-2": 0.0, "rouge-l": 0.0}
     for h, ref in zip(hyps, refs, strict=True):
         if not h.strip() or not ref.strip():
             continue
         try:
-            s = r.get_scores(h, ref)[0]
-        except (ValueError, RecursionError):
+            s = rouge_scores(h, ref, ROUGE_METRICS, backend)
+        except ValueError:
             continue  # the package refuses texts with no words: scores 0
         for k in sums:
             sums[k] += s[k]["f"]
@@ -61,7 +72,13 @@ def dialogue_scores(hyps: list[str], refs: list[str]) -> dict[str, float | None]
     description="BLEU and ROUGE-1/2/L against a reference model's outputs (DEER §5.3)",
 )
 class DialogueScorer(Scorer):
-    """How close the model's plain answers stay to the reference model's."""
+    """How close the model's plain answers stay to the reference model's.
+
+    ``backend``: ``"fast"`` (default) or ``"package"`` (sacrebleu and ``rouge`` themselves).
+    """
+
+    def __init__(self, backend: str = "fast") -> None:
+        self.backend = check_backend(backend)
 
     def accepts(self, instance: Instance) -> bool:
         return super().accepts(instance) or isinstance(
@@ -83,6 +100,6 @@ class DialogueScorer(Scorer):
             hyps.append(hyp)
             refs.append(ref)
             res.per_instance[instance_key(pred)] = {"chars": len(hyp)}
-        res.metrics = dialogue_scores(hyps, refs)
+        res.metrics = dialogue_scores(hyps, refs, self.backend)
         res.counts = {"n": len(refs), **res.counts}
         return res
