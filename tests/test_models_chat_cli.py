@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from toollab.cli.chat_cmd import ChatSession
 from toollab.cli.main import app
+from toollab.errors import BackendError
+from toollab.models import GenerateOptions
+from toollab.models.fake import FakeModel
+from toollab.templates import get_template
+from toollab.tools import Executor, ToolPool
 
 TOOLS_PY = '''
 from toollab.tools import tool
@@ -68,3 +74,84 @@ def test_chat_bad_model_string_exits_2() -> None:
     result = CliRunner().invoke(app, ["chat", "--model", "lamacpp:/x.gguf"], input="")
     assert result.exit_code == 2
     assert "did you mean 'llamacpp'" in result.output
+
+
+def test_model_error_after_a_tool_round_drops_the_whole_turn(tools_file: Path) -> None:
+    """The history never keeps a call without its result nor a message without an answer."""
+    pool = ToolPool.load(tools_file)
+    model = FakeModel(
+        outputs=[
+            '{"name": "add", "arguments": {"a": 2, "b": 3}}',
+            BackendError("server down"),
+            "Hello again.",
+        ]
+    )
+    tpl = get_template("json")
+    session = ChatSession(model, tpl, list(pool.tools), Executor(pool), GenerateOptions())
+    before = list(session.messages)
+    assert session.turn("what is 2 + 3?") is None
+    # the model saw the call and its result before failing ...
+    assert [m["role"] for m in model.requests[1].messages] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+    ]
+    # ... and the failed turn left nothing behind
+    assert session.messages == before
+    assert session.turn("hi") == "Hello again."
+    assert [m["role"] for m in model.requests[2].messages] == ["system", "user"]
+    assert model.requests[2].messages[-1]["content"] == "hi"
+    roles = [m["role"] for m in session.messages]
+    assert roles == ["system", "user", "assistant"]
+
+
+def test_constrained_needs_tools_and_backend_support(tools_file: Path) -> None:
+    pool = ToolPool.load(tools_file)
+    tpl = get_template("json")
+    opts = GenerateOptions()
+    fake = FakeModel(outputs=["x"])
+    assert not ChatSession(fake, tpl, list(pool.tools), None, opts, constrained=True).constrained
+
+    class ConstrainedFake(FakeModel):
+        supports_constraints = True
+
+    model = ConstrainedFake(
+        outputs=[
+            '{"name": "add", "arguments": {"a": 2, "b": 3}}',
+            '{"decision": "no_call", "answer": "It is 5."}',
+        ]
+    )
+    assert not ChatSession(model, tpl, [], None, opts, constrained=True).constrained
+    session = ChatSession(model, tpl, list(pool.tools), Executor(pool), opts, constrained=True)
+    assert session.constrained
+    assert session.turn("what is 2 + 3?") == "It is 5."
+    first, second = (r.options.json_schema or {} for r in model.requests)
+    assert first["properties"]["name"] == {"const": "add"}  # the first answer must call
+    assert "decision" in json.dumps(second)  # later ones may answer
+    assert all(r.options.native_tools is False for r in model.requests)
+    # the history holds the call in the template's own format, then the answer
+    assert session.messages[2] == {
+        "role": "assistant",
+        "content": '{"name": "add", "arguments": {"a": 2, "b": 3}}',
+    }
+    assert session.messages[3]["role"] == "tool" and session.messages[3]["content"] == "5"
+    assert session.messages[4] == {"role": "assistant", "content": "It is 5."}
+
+
+@pytest.mark.slow
+def test_bundled_model_calls_tools_when_constrained(tools_file: Path) -> None:
+    """Piped input, the real bundled model: constrained (the default) it calls ``add``."""
+    pytest.importorskip("llama_cpp")
+    env = {"COLUMNS": "200"}
+    args = ["chat", "--tools", str(tools_file), "--max-tokens", "48", "--max-steps", "2"]
+    result = CliRunner().invoke(app, args, input="What is 2 + 3?\n/exit\n", env=env)
+    assert result.exit_code == 0, result.output
+    assert "bundled:smollm2-135m" in result.output and "· constrained" in result.output
+    assert "call add(a=2, b=3)" in result.output
+    assert "→ 5" in result.output
+    plain = CliRunner().invoke(
+        app, [*args, "--no-constrained"], input="What is 2 + 3?\n/exit\n", env=env
+    )
+    assert plain.exit_code == 0, plain.output
+    assert "· unconstrained" in plain.output

@@ -3,7 +3,9 @@
 A person types a message; the model answers in the chosen template's format; its calls are
 parsed, run through the tool executor, shown with their results and fed back to the model until it
 answers without a call (or ``--max-steps`` is reached).  ``/reset`` clears the conversation,
-``/exit`` (or end of input) leaves.
+``/exit`` (or end of input) leaves.  Answers are decoded under the tools' JSON Schema
+(``--constrained``, the default) on backends that support it, so even the bundled 135M model
+makes well-formed calls.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from rich.text import Text
 
 from toollab.cli.common import console, handle_errors
 from toollab.models.base import ChatRequest, GenerateOptions, Message, Model, ModelOutput, run_sync
+from toollab.models.policy import CallPolicy, PolicyOutcome, run_policy
+from toollab.parsing import ParseResult
 from toollab.schema import Tool, ToolCall
 from toollab.templates import Template
 from toollab.tools import Executor, ToolPool
@@ -43,7 +47,15 @@ def _show_call(call: ToolCall) -> str:
 
 
 class ChatSession:
-    """The conversation state and one turn of it; independent of the terminal for testing."""
+    """The conversation state and one turn of it; independent of the terminal for testing.
+
+    With ``constrained`` (and a backend that supports it, and tools loaded) every model answer
+    is decoded under a JSON Schema (:class:`~toollab.models.policy.CallPolicy`): the first
+    answer to a message is exactly one call to a loaded tool with valid arguments when
+    ``require_call`` (a small model given the choice nearly always declines), every later one is
+    decision-first — one call, or ``{"decision": "no_call", "answer": ...}``.  The history holds
+    the calls in the template's own format.
+    """
 
     def __init__(
         self,
@@ -53,6 +65,9 @@ class ChatSession:
         executor: Executor | None,
         options: GenerateOptions,
         max_steps: int = 4,
+        *,
+        constrained: bool = False,
+        require_call: bool = True,
     ) -> None:
         self.model = model
         self.template = template
@@ -60,16 +75,42 @@ class ChatSession:
         self.executor = executor
         self.options = options
         self.max_steps = max_steps
+        #: whether answers are decoded under the call schema (needs tools and backend support)
+        self.constrained = bool(constrained and tools and model.supports_constraints)
+        self.require_call = require_call
         self.messages: list[Message] = []
         self.reset()
 
     def reset(self) -> None:
         self.messages = [{"role": "system", "content": self.template.system_prompt(self.tools)}]
 
-    def _ask(self) -> ModelOutput:
+    def policy(self, first_step: bool) -> CallPolicy:
+        """The constraint of one answer (only used when :attr:`constrained`)."""
+        if first_step and self.require_call:
+            return CallPolicy.single()
+        return CallPolicy.decision_first(max_calls=1)
+
+    def _answer(self, first_step: bool) -> tuple[ModelOutput, ParseResult, str]:
+        """One model answer: (the model output, what it says, the assistant text to keep)."""
+        if self.constrained:
+            policy = self.policy(first_step)
+            outcome: PolicyOutcome = run_sync(
+                run_policy(self.model, list(self.messages), self.tools, policy, self.options)
+            )
+            out = outcome.outputs[-1]
+            result = outcome.result
+            if result.calls:
+                content = self.template.render_calls(list(result.calls))
+            elif not result.is_error:
+                content = self.template.render_answer(result.text)
+            else:
+                content = outcome.raw
+            return out, result, content
         req = ChatRequest(messages=list(self.messages), tools=self.tools, options=self.options)
-        out: ModelOutput = run_sync(self.model.safe_request(req))
-        return out
+        out = run_sync(self.model.safe_request(req))
+        if out.tool_calls:
+            return out, ParseResult.ok(list(out.tool_calls)), out.text
+        return out, self.template.parse(out.text), out.text
 
     def _execute(self, calls: list[ToolCall]) -> list[Any]:
         """One observation per call: the tool's output, or ``{"error": ...}``."""
@@ -78,28 +119,34 @@ class ChatSession:
         return list(self.executor.execute(calls).observations)
 
     def turn(self, text: str) -> str | None:
-        """Handle one user message; prints the calls, results and answer; returns the answer."""
+        """Handle one user message; prints the calls, results and answer; returns the answer.
+
+        A model error drops the whole turn — the message and any tool rounds it started — so
+        the history never keeps a message without its answer or a call without its result.
+        """
+        start = len(self.messages)
         self.messages.append({"role": "user", "content": text})
-        for _ in range(self.max_steps):
-            out = self._ask()
+        for step in range(self.max_steps):
+            out, parsed, content = self._answer(first_step=step == 0)
             if out.error:
                 console.print(f"[bold red]model error:[/] {out.error}", highlight=False)
-                self.messages.pop()
+                rounds = sum(1 for m in self.messages[start:] if m.get("role") == "assistant")
+                del self.messages[start:]
+                dropped = (
+                    f" and its {rounds} tool round{'s' if rounds != 1 else ''}" if rounds else ""
+                )
+                console.print(f"[dim]the message{dropped} left the history; send it again[/]")
                 return None
-            if out.tool_calls:
-                calls, answer = out.tool_calls, None
-            else:
-                parsed = self.template.parse(out.text)
-                if parsed.is_error:
-                    console.print(Panel(Text(out.text), title="model output", border_style="dim"))
-                    console.print(
-                        f"[yellow]could not read the output:[/] {parsed.error}", highlight=False
-                    )
-                    self.messages.append({"role": "assistant", "content": out.text})
-                    return None
-                calls, answer = parsed.calls, parsed.text
+            if parsed.is_error:
+                console.print(Panel(Text(out.text), title="model output", border_style="dim"))
+                console.print(
+                    f"[yellow]could not read the output:[/] {parsed.error}", highlight=False
+                )
+                self.messages.append({"role": "assistant", "content": content})
+                return None
+            calls = list(parsed.calls)
             if not calls:
-                reply = answer if answer is not None else out.text
+                reply = parsed.text if parsed.text is not None else out.text
                 console.print(
                     Panel(
                         Text(reply.strip() or "(empty answer)"),
@@ -107,10 +154,10 @@ class ChatSession:
                         border_style="green",
                     )
                 )
-                self.messages.append({"role": "assistant", "content": out.text})
+                self.messages.append({"role": "assistant", "content": content})
                 return reply
-            assistant: Message = {"role": "assistant", "content": out.text}
-            if out.tool_calls:
+            assistant: Message = {"role": "assistant", "content": content}
+            if out.tool_calls and not self.constrained:
                 assistant["tool_calls"] = [c.to_openai() for c in out.tool_calls]
             self.messages.append(assistant)
             results = self._execute(calls)
@@ -166,6 +213,19 @@ def register(app: typer.Typer) -> None:
             "--native/--no-native",
             help="Use the server's native tool calls (OpenAI-compatible backends).",
         ),
+        constrained: bool = typer.Option(
+            True,
+            "--constrained/--no-constrained",
+            help="Decode each answer under the tools' JSON Schema (one valid call, or a no-call "
+            "answer) on backends that support it (llama.cpp, OpenAI-compatible servers, "
+            "transformers with outlines).",
+        ),
+        require_call: bool = typer.Option(
+            True,
+            "--require-call/--no-require-call",
+            help="Constrained: the first answer to each message must call a tool (later ones may "
+            "answer); --no-require-call lets the model answer at once.",
+        ),
     ) -> None:
         """Chat with a model that can call tools: see its calls, their results and the answer."""
         from toollab.models.registry import load_model
@@ -178,9 +238,21 @@ def register(app: typer.Typer) -> None:
         opts = GenerateOptions(
             max_tokens=max_tokens, temperature=temperature, seed=seed, native_tools=native
         )
-        session = ChatSession(m, tpl, tools, executor, opts, max_steps=max_steps)
+        session = ChatSession(
+            m,
+            tpl,
+            tools,
+            executor,
+            opts,
+            max_steps=max_steps,
+            constrained=constrained,
+            require_call=require_call,
+        )
         names = ", ".join(t.name for t in tools) or "none"
-        console.print(f"[bold]{m.name}[/] · template {template} · tools: {names}", highlight=False)
+        mode = "constrained" if session.constrained else "unconstrained"
+        console.print(
+            f"[bold]{m.name}[/] · template {template} · tools: {names} · {mode}", highlight=False
+        )
         console.print("[dim]/reset clears the conversation, /exit leaves[/]")
         try:
             while True:

@@ -203,7 +203,11 @@ def _decode(text: str) -> tuple[Any, bool]:
         return complete_items(stripped, 0)[0], False
     if stripped.startswith("{"):
         if _NO_CALL_RE.match(stripped):
-            return {DECISION_KEY: NO_CALL}, False
+            value = {DECISION_KEY: NO_CALL}
+            partial = _partial_answer(stripped)
+            if partial is not None:
+                value["answer"] = partial
+            return value, False
         start = stripped.find("[")
         if start >= 0 and '"calls"' in stripped[:start]:
             value: dict[str, Any] = {"calls": complete_items(stripped, start)[0]}
@@ -211,6 +215,24 @@ def _decode(text: str) -> tuple[Any, bool]:
                 value[DECISION_KEY] = CALL
             return value, False
     return None, False
+
+
+_ANSWER_RE = re.compile(r'"answer"\s*:\s*"')
+
+
+def _partial_answer(text: str) -> str | None:
+    """The ``answer`` string of a no-call object cut off inside that string (max_tokens)."""
+    m = _ANSWER_RE.search(text)
+    if m is None:
+        return None
+    body = text[m.end() :]
+    for cut in range(len(body), max(len(body) - 6, -1), -1):  # drop a half-written escape
+        try:
+            value = json.loads('"' + body[:cut] + '"')
+        except json.JSONDecodeError:
+            continue
+        return value if isinstance(value, str) else None
+    return None
 
 
 def parse_decision(text: str) -> Decision | None:
