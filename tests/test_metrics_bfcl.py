@@ -57,15 +57,19 @@ def test_rendered_possible_answers_score_100(bfcl: dict[str, Instance]) -> None:
     preds = [Prediction(id=i.id, raw=render_gold(i)) for i in bfcl.values()]
     res = get_scorer("bfcl").score(preds, bfcl)
     for key in (
-        "simple",
+        "simple_python",
         "multiple",
         "parallel",
         "parallel_multiple",
-        "non_live_ast",
+        "non_live_ast_python",
         "irrelevance",
+        "pooled_accuracy",
     ):
         assert res.metrics[key] == 1.0, (key, res.errors)
     assert res.errors == {}
+    # no Java / JavaScript entries: the leaderboard's simple and non-live aggregates are N/A
+    assert res.metrics["simple"] is None and res.metrics["non_live_ast"] is None
+    assert any("simple_java, simple_javascript not scored" in n for n in res.notes)
     assert res.breakdown["simple_python"]["total"] == 400
     assert res.breakdown["irrelevance"]["total"] == 240
 
@@ -190,27 +194,85 @@ def test_relevance_requires_a_call() -> None:
 
 
 def test_official_aggregation() -> None:
-    figs = aggregate(
+    full = {
+        "simple_python": (90, 100),
+        "simple_java": (50, 100),
+        "simple_javascript": (10, 20),
+        "multiple": (80, 100),
+        "parallel": (70, 100),
+        "parallel_multiple": (60, 100),
+        "irrelevance": (10, 20),
+        "live_simple": (1, 4),
+        "live_multiple": (9, 16),
+        "live_parallel": (0, 4),
+        "live_parallel_multiple": (4, 8),
+        "live_irrelevance": (3, 4),
+        "live_relevance": (1, 4),
+    }
+    figs, notes = aggregate(full)
+    assert notes == []
+    assert figs["simple_java"] == 0.5 and figs["simple_python"] == 0.9
+    assert figs["simple"] == pytest.approx((0.9 + 0.5 + 0.5) / 3)
+    assert figs["non_live_ast"] == pytest.approx((figs["simple"] + 0.8 + 0.7 + 0.6) / 4)
+    assert figs["non_live_overall"] == pytest.approx((figs["simple"] + 0.8 + 0.7 + 0.6 + 0.5) / 5)
+    assert figs["non_live_ast_python"] == pytest.approx((0.9 + 0.8 + 0.7 + 0.6) / 4)
+    assert figs["live_ast"] == pytest.approx(14 / 32)  # count-weighted, not a mean of means
+    assert figs["live_overall"] == pytest.approx(18 / 40)
+    assert figs["pooled_accuracy"] == pytest.approx(388 / 580)
+
+
+def test_aggregates_with_missing_categories_are_not_reported() -> None:
+    """Upstream counts a category that was not run as 0 and prints N/A: no aggregate is made up
+    from the categories that are there."""
+    figs, notes = aggregate(
         {
             "simple_python": (90, 100),
             "simple_java": (50, 100),
             "multiple": (80, 100),
-            "parallel": (70, 100),
-            "parallel_multiple": (60, 100),
             "irrelevance": (10, 20),
             "live_simple": (1, 4),
-            "live_multiple": (9, 16),
         }
     )
-    assert figs["simple"] == pytest.approx(0.7)
-    assert figs["non_live_ast"] == pytest.approx((0.7 + 0.8 + 0.7 + 0.6) / 4)
-    assert figs["irrelevance"] == 0.5
-    assert figs["live_ast"] == pytest.approx(10 / 20)  # count-weighted, not (0.25 + 0.5625) / 2
+    assert figs["simple"] is None and figs["non_live_ast"] is None
+    assert figs["non_live_overall"] is None and figs["non_live_ast_python"] is None
+    assert figs["live_ast"] is None and figs["live_overall"] is None
+    assert figs["simple_python"] == 0.9 and figs["live_simple"] == 0.25
+    assert figs["pooled_accuracy"] == pytest.approx(231 / 324)
+    assert (
+        "simple: not reported, as on the leaderboard (N/A): simple_javascript not scored" in notes
+    )
+    assert any(n.startswith("live_ast:") and "live_parallel_multiple" in n for n in notes)
+    # older category names are reported under the v4 names
+    old, _ = aggregate({"simple": (1, 2), "java": (1, 1), "javascript": (0, 1)})
+    assert old["simple_python"] == 0.5 and old["simple"] == pytest.approx(0.5)
+
+
+def test_empty_list_passes_an_omittable_list_parameter(bfcl: dict[str, Instance]) -> None:
+    """Upstream list checkers standardize the "" option to [] (``range(len(""))``), so ``[]``
+    passes where "" is listed: multiple_178 ``deck=[]`` (a list of dicts) is correct."""
+    inst = bfcl["multiple_178"]
+    text = "[find_card_in_deck(rank='Queen', suit='Hearts', deck=[])]"
+    res = get_scorer("bfcl").score([Prediction(id=inst.id, raw=text)], {inst.id: inst})
+    assert res.metrics["multiple"] == 1.0, res.per_instance
+    wrong = "[find_card_in_deck(rank='Queen', suit='Hearts', deck=[{'rank': 'Queen'}])]"
+    res = get_scorer("bfcl").score([Prediction(id=inst.id, raw=wrong)], {inst.id: inst})
+    assert res.errors == {"value_error:list_dict_count": 1}
+    # a plain list parameter: [] passes only where "" is listed
+    assert check_entry("[calc_area(base=10, height=5, tags=[])]", "simple_python", [DOC], ANS)[
+        "valid"
+    ]
+    no_omit = [{"calc_area": {**ANS[0]["calc_area"], "tags": [["a b"]]}}]
+    assert (
+        check_entry("[calc_area(base=10, height=5, tags=[])]", "simple_python", [DOC], no_omit)[
+            "error_type"
+        ]
+        == "value_error:list/tuple"
+    )
 
 
 def test_errored_prediction_fails(bfcl: dict[str, Instance]) -> None:
     one = {"simple_python_0": bfcl["simple_python_0"], "irrelevance_0": bfcl["irrelevance_0"]}
     preds = [Prediction(id=k, error="backend down") for k in one]
     res = get_scorer("bfcl").score(preds, one)
-    assert res.metrics["accuracy"] == 0.0
+    assert res.metrics["pooled_accuracy"] == 0.0
     assert res.errors == {"prediction_error": 2}

@@ -6,10 +6,16 @@ answers (``GoldCall.acceptable``; ``""`` = may be omitted) and the raw BFCL func
 (``Tool.metadata["raw"]``).  Error types are the upstream strings, e.g.
 ``simple_function_checker:wrong_func_name`` or ``ast_decoder:decoder_failed``.
 
-Aggregation (``eval_runner_helper``): per-category accuracy; non-live ``simple`` is the unweighted
-mean of the simple python / java / javascript categories present; ``non_live_ast`` is the
-unweighted mean of simple, multiple, parallel and parallel_multiple (those present); ``irrelevance``
-is reported on its own; ``live_ast`` is the count-weighted mean of the live AST categories.
+Aggregation (``eval_runner_helper.generate_leaderboard_csv``): each category's accuracy under its
+own name (``simple_python``, ``multiple``, ``irrelevance``, ...); ``simple`` = unweighted mean of
+simple_python / simple_java / simple_javascript; ``non_live_ast`` = unweighted mean of simple,
+multiple, parallel, parallel_multiple; ``non_live_overall`` = the same with irrelevance;
+``live_ast`` / ``live_overall`` = count-weighted means of the four live AST / all six live
+categories.  Upstream counts a category that was not run as 0 and prints the aggregate as
+``N/A``; toollab reports such an aggregate as ``None`` with a note (so with the Python categories
+alone ``simple`` and ``non_live_ast`` are ``None``).  Two figures are toollab's own, named so:
+``non_live_ast_python`` (``non_live_ast`` with simple_python in place of ``simple``) and
+``pooled_accuracy`` (correct entries over all scored entries, every category pooled).
 Java and JavaScript entries are checked with the Python type rules (toollab has no Java/JS type
 converter); a note says so when such entries are scored.
 """
@@ -43,8 +49,15 @@ _STANDARDIZE = re.compile(r"[ \,\.\/\-\_\*\^]")
 
 AST_CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple")
 #: the categories whose accuracies average (unweighted) into ``simple``
-SIMPLE_CATEGORIES = ("simple", "simple_python", "simple_java", "simple_javascript")
+SIMPLE_PARTS = ("simple_python", "simple_java", "simple_javascript")
+#: older category names, reported under the v4 names
+CATEGORY_NAMES = {
+    "simple": "simple_python",
+    "java": "simple_java",
+    "javascript": "simple_javascript",
+}
 LIVE_AST = ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")
+LIVE_ALL = (*LIVE_AST, "live_irrelevance", "live_relevance")
 
 Check = dict[str, Any]
 
@@ -123,12 +136,22 @@ def string_checker(param: str, value: str, possible: list[Any]) -> Check:
     return _ok()
 
 
+def _standardized_list(ans: Any) -> list[Any] | None:
+    """One possible answer as upstream ``list_checker`` standardizes it: element by element
+    (``range(len(ans))``), so the omission marker ``""`` becomes ``[]`` and a string a list of
+    its characters; ``None`` where upstream would fail (no length)."""
+    if isinstance(ans, str):
+        return [standardize_string(ch) for ch in ans]
+    if isinstance(ans, list | tuple):
+        return [standardize_string(a) if type(a) is str else a for a in ans]
+    return None
+
+
 def list_checker(param: str, value: list[Any], possible: list[Any]) -> Check:
+    """Upstream ``list_checker``: the standardized list must equal one standardized answer.
+    ``""`` (may be omitted) standardizes to ``[]``, so an empty list passes where it is listed."""
     std_value = [standardize_string(v) if type(v) is str else v for v in value]
-    std_possible = []
-    for ans in possible:
-        if isinstance(ans, list | tuple):
-            std_possible.append([standardize_string(a) if type(a) is str else a for a in ans])
+    std_possible = [std for ans in possible if (std := _standardized_list(ans)) is not None]
     if std_value not in std_possible:
         return _fail("value_error:list/tuple", f"Invalid value for parameter {param!r}: {value!r}.")
     return _ok()
@@ -168,9 +191,11 @@ def dict_checker(param: str, value: dict[str, Any], possible: list[Any]) -> Chec
 
 
 def list_dict_checker(param: str, value: list[Any], possible: list[Any]) -> Check:
+    """Upstream ``list_dict_checker``: same length as one answer, dicts checked by position.
+    The length test is ``len(value) != len(answer)``, so ``""`` (length 0) accepts ``[]``."""
     res: Check = {"valid": False, "error": [], "error_type": "list_dict_checker:unclear"}
     for ans in possible:
-        if not isinstance(ans, list):
+        if not isinstance(ans, list | str):
             continue
         if len(value) != len(ans):
             res = _fail("value_error:list_dict_count", "Wrong number of dictionaries in the list.")
@@ -449,25 +474,63 @@ def check_entry(
         return _fail("ast_checker:exception", f"{type(exc).__name__}: {exc}")
 
 
-def aggregate(per_cat: dict[str, tuple[int, int]]) -> dict[str, float | None]:
-    """Official figures from ``{category: (correct, total)}``."""
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def aggregate(per_cat: dict[str, tuple[int, int]]) -> tuple[dict[str, float | None], list[str]]:
+    """Figures from ``{category: (correct, total)}``, and notes on aggregates left out.
+
+    Every scored category's accuracy is reported under its own name.  The leaderboard aggregates
+    (``eval_runner_helper.generate_leaderboard_csv``) are reported only when every category they
+    average was scored: upstream counts a missing category as 0 and prints the aggregate as
+    ``N/A``, so here it is ``None`` and a note names what is missing.  ``non_live_ast_python``
+    and ``pooled_accuracy`` are toollab figures, not leaderboard ones.
+    """
     acc = {c: k / n for c, (k, n) in per_cat.items() if n}
-    out: dict[str, float | None] = {}
-    simple = [acc[c] for c in SIMPLE_CATEGORIES if c in acc]
-    out["simple"] = sum(simple) / len(simple) if simple else None
-    for c in ("multiple", "parallel", "parallel_multiple"):
-        out[c] = acc.get(c)
-    parts = [out[c] for c in AST_CATEGORIES if out.get(c) is not None]
-    out["non_live_ast"] = sum(v for v in parts if v is not None) / len(parts) if parts else None
-    out["irrelevance"] = acc.get("irrelevance")
-    live = [(per_cat[c][0], per_cat[c][1]) for c in LIVE_AST if c in per_cat and per_cat[c][1]]
-    out["live_ast"] = sum(k for k, _ in live) / sum(n for _, n in live) if live else None
-    for c in ("live_irrelevance", "live_relevance"):
-        out[c] = acc.get(c)
+    out: dict[str, float | None] = {CATEGORY_NAMES.get(c, c): a for c, a in acc.items()}
+    notes: list[str] = []
+
+    def cat(name: str) -> float | None:
+        return out.get(name)
+
+    def combine(figure: str, parts: dict[str, float | None]) -> float | None:
+        missing = [n for n, v in parts.items() if v is None]
+        if not missing:
+            return _mean([v for v in parts.values() if v is not None])
+        if len(missing) < len(parts):
+            notes.append(
+                f"{figure}: not reported, as on the leaderboard (N/A): "
+                f"{', '.join(missing)} not scored"
+            )
+        return None
+
+    simple = combine("simple", {n: cat(n) for n in SIMPLE_PARTS})
+    ast_parts = {"simple": simple, **{n: cat(n) for n in AST_CATEGORIES[1:]}}
+    out["simple"] = simple
+    out["non_live_ast"] = combine("non_live_ast", ast_parts)
+    out["non_live_overall"] = combine(
+        "non_live_overall", {**ast_parts, "irrelevance": cat("irrelevance")}
+    )
+    python = [cat(n) for n in ("simple_python", *AST_CATEGORIES[1:])]
+    out["non_live_ast_python"] = (
+        _mean([v for v in python if v is not None]) if all(v is not None for v in python) else None
+    )
+    for figure, names in (("live_ast", LIVE_AST), ("live_overall", LIVE_ALL)):
+        missing = [c for c in names if not per_cat.get(c, (0, 0))[1]]
+        if not missing:
+            out[figure] = sum(per_cat[c][0] for c in names) / sum(per_cat[c][1] for c in names)
+            continue
+        out[figure] = None
+        if len(missing) < len(names):
+            notes.append(
+                f"{figure}: not reported, as on the leaderboard (N/A): "
+                f"{', '.join(missing)} not scored"
+            )
     total_k = sum(k for k, _ in per_cat.values())
     total_n = sum(n for _, n in per_cat.values())
-    out["accuracy"] = total_k / total_n if total_n else None
-    return out
+    out["pooled_accuracy"] = total_k / total_n if total_n else None
+    return out, notes
 
 
 @scorer(
@@ -508,7 +571,8 @@ class BFCLScorer(Scorer):
                 "error_type": check["error_type"],
                 "error": check["error"][:1],
             }
-        res.metrics = aggregate({c: (k, n) for c, (k, n) in per_cat.items()})
+        res.metrics, notes = aggregate({c: (k, n) for c, (k, n) in per_cat.items()})
+        res.notes.extend(notes)
         res.breakdown = {
             c: {"accuracy": k / n if n else None, "correct": float(k), "total": float(n)}
             for c, (k, n) in sorted(per_cat.items())
