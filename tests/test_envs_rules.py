@@ -137,7 +137,7 @@ def test_trip_booking_rules() -> None:
         c("set_origin", location="Fort Worth"),
         c("set_destination", location="Ontario"),
         c("set_departure_date", date="2023-05-17"),
-        c("search"),
+        c("search_bookings"),
     ]
     ex = env.run(tickets)
     assert ex.state["departure_date"] == "5-17-2023" and ex.state["min_price_ticket"] == 0
@@ -155,7 +155,7 @@ def test_trip_booking_rules() -> None:
         c("set_hotel_location", location="Chicago"),
         c("set_checkin_date", date="2024-03-01"),
         c("set_checkout_date", date="2024-03-04"),
-        c("search"),
+        c("search_bookings"),
     ]
     st = env.run(both).state
     assert (

@@ -207,7 +207,7 @@ class Environment(ABC):
                 exc.tool = call.name
             raise
 
-    def run(self, calls: list[ToolCall], seed: int | None = None) -> Execution:
+    def run(self, calls: Sequence[ToolCall], seed: int | None = None) -> Execution:
         """Reset (to ``seed``, default the current one), execute ``calls`` in order, report.
 
         References (``{"$ref": label}``) to an earlier call's output are resolved first.

@@ -4,20 +4,19 @@ SambaNova's "model alignment" data, for toollab's environments, with DEER's thre
 branches:
 
 * **Call** — a generated goal with its gold program (checked to execute);
-* **NoCall** — a goal of *another* environment offered with this environment's tools (no tool fits);
+* **NoCall** — a goal of *another* environment offered with this environment's tools, only if
+  none of those tools can serve it (see the capability tags of :mod:`toollab.envs.tasks.common`);
 * **NoSearch** — a question the model should answer itself (arithmetic, units, language), with
   ``Instance.answer``.
 
-Splits: an API combination is the multiset of tool names a gold program calls.  The test split
-uses only combinations reserved for it (a fixed fraction of each environment's combinations,
-chosen by a stable hash, plus every combination containing one of the environment's held-out
-tools); training and validation never use them.  The same ``(env, split, n, seed)`` always gives
-the same instances.
+Splits are by API combination (:mod:`toollab.envs.splits`).  No query occurs twice within one
+generated split; asking for more instances than the templates can phrase is a
+:class:`~toollab.errors.UsageError`.  The same ``(env, split, n, seed, mix)`` always gives the
+same instances.
 """
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections import Counter
 from collections.abc import Sequence
@@ -25,74 +24,35 @@ from functools import cache
 from typing import Any
 
 from toollab.envs.base import Environment, env_class, env_names
+from toollab.envs.splits import Combo, api_combo, draw, is_test_combo, split_plan, task_set
 from toollab.envs.tasks import TASKSETS
-from toollab.envs.tasks.common import Task, TaskSet
+from toollab.envs.tasks.common import Task, TaskSet, TemplateError
 from toollab.errors import UsageError, did_you_mean
-from toollab.schema import Decision, GoldCall, Instance
+from toollab.schema import Decision, Instance
 
 SPLITS = ("train", "validation", "test")
 #: default shares of Call / NoCall / NoSearch instances
 DEFAULT_MIX = (0.8, 0.1, 0.1)
-_PROBE = 400
+#: draws in a row that may bring nothing new before generation gives up
+MAX_FRUITLESS = 3000
 #: environments whose goals are too long to serve as NoCall queries elsewhere
 _NOT_DONORS = {"spreadsheet"}
 
-Combo = tuple[str, ...]
-
-
-def api_combo(calls: Sequence[GoldCall]) -> Combo:
-    """The multiset of tool names a program calls, as a sorted tuple."""
-    return tuple(sorted(c.name for c in calls))
-
-
-def _stable(text: str) -> int:
-    return int(hashlib.sha1(text.encode()).hexdigest()[:12], 16)
-
-
-def task_set(env: str) -> TaskSet:
-    if env not in TASKSETS:
-        raise UsageError(
-            f"no goal templates for environment {env!r}{did_you_mean(env, list(TASKSETS))}"
-        )
-    return TASKSETS[env]
-
-
-def _draw(ts: TaskSet, env: Environment, rng: random.Random) -> tuple[str, int, Task]:
-    names = sorted(ts.templates)
-    weights = [ts.weights.get(n, 1.0) for n in names]
-    name = rng.choices(names, weights)[0]
-    env_seed = rng.randrange(100_000)
-    env.reset(env_seed)
-    return name, env_seed, ts.templates[name](rng, env)
-
-
-@cache
-def _combo_plan(env_name: str) -> tuple[frozenset[Combo], frozenset[Combo]]:
-    """(every combination seen in a fixed probe, the ones reserved for the test split)."""
-    ts = task_set(env_name)
-    env = env_class(env_name)()
-    rng = random.Random(f"probe|{env_name}")
-    seen: set[Combo] = set()
-    for _ in range(_PROBE):
-        _name, _seed, task = _draw(ts, env, rng)
-        seen.add(api_combo(task.calls))
-    free = sorted(
-        (c for c in seen if not set(c) & set(ts.held_out_tools)),
-        key=lambda c: _stable(f"{env_name}|{'+'.join(c)}"),
-    )
-    k = max(1, round(len(free) * ts.test_fraction)) if len(free) > 1 else 0
-    return frozenset(seen), frozenset(free[:k])
-
-
-def is_test_combo(env_name: str, combo: Combo) -> bool:
-    """Whether an API combination belongs to the test split (never to train / validation)."""
-    ts = task_set(env_name)
-    if set(combo) & set(ts.held_out_tools):
-        return True
-    seen, test = _combo_plan(env_name)
-    if combo in seen:
-        return combo in test
-    return _stable(f"{env_name}|{'+'.join(combo)}") % 4 == 0
+__all__ = [
+    "DEFAULT_MIX",
+    "SPLITS",
+    "Combo",
+    "api_combo",
+    "combo_counts",
+    "combo_overlap",
+    "generate",
+    "is_test_combo",
+    "loo_complexity",
+    "no_search_question",
+    "nocall_donors",
+    "split_complexity",
+    "task_set",
+]
 
 
 def _counts(n: int, mix: Sequence[float]) -> tuple[int, int, int]:
@@ -133,11 +93,12 @@ def generate(
     for i, kind in enumerate(kinds):
         iid = f"{env_name}-{split}-s{seed}-{i:05d}"
         if kind is Decision.CALL:
-            inst = _call_instance(ts, env, rng, split, seen)
+            inst = _call_instance(ts, env, rng, split, seed, seen)
         elif kind is Decision.NO_CALL:
             inst = _no_call_instance(env_name, env, rng, seen)
         else:
             inst = _no_search_instance(env, rng, seen)
+        seen.add(inst.query)
         out.append(inst.model_copy(update={"id": iid, "split": split}))
     return out
 
@@ -147,24 +108,31 @@ def _base(env: Environment, env_seed: int, **kw: Any) -> dict[str, Any]:
     return {"source": f"env:{env.name}", "category": env.scenario, "metadata": meta, **kw}
 
 
+def _exhausted(env: str, what: str, split: str, have: int) -> UsageError:
+    return UsageError(
+        f"{env}: the goal templates give no new {what} query for the {split} split after "
+        f"{MAX_FRUITLESS} draws ({have} distinct queries so far); ask for fewer instances"
+    )
+
+
 def _call_instance(
-    ts: TaskSet, env: Environment, rng: random.Random, split: str, seen: set[str]
+    ts: TaskSet, env: Environment, rng: random.Random, split: str, seed: int, seen: set[str]
 ) -> Instance:
     want_test = split == "test"
-    for _attempt in range(2000):
-        name, env_seed, task = _draw(ts, env, rng)
+    plan = split_plan(ts.env, seed)
+    for _attempt in range(MAX_FRUITLESS):
+        name, env_seed, task = draw(ts, env, rng)
         combo = api_combo(task.calls)
-        if is_test_combo(ts.env, combo) != want_test:
+        if plan.is_test(combo) != want_test:
             continue
-        key = f"{env_seed}|{task.query}" if "\nTask:" in task.query else task.query
-        if key in seen and _attempt < 40:
+        query = task.text()
+        if query in seen:
             continue
-        seen.add(key)
         _check_gold(env, env_seed, task, name)
         tools = env.tools if task.tools is None else [env.tool(t) for t in task.tools]
         return Instance(
             id="",
-            query=task.query,
+            query=query,
             tools=tools,
             gold=task.calls,
             alternatives=task.alternatives,
@@ -175,44 +143,92 @@ def _call_instance(
                 metadata={"template": name, "api_combo": list(combo), **task.metadata},
             ),
         )
-    raise UsageError(f"{ts.env}: could not draw a {split} instance (no template fits the split)")
+    raise _exhausted(ts.env, "Call", split, len(seen))
 
 
 def _check_gold(env: Environment, env_seed: int, task: Task, template: str) -> None:
-    for k, prog in enumerate([task.calls, *task.alternatives]):
+    """Every program executes, and every alternative leaves the gold program's final state."""
+    gold: dict[str, Any] | None = None
+    for k, prog in enumerate(task.programs()):
         ex = env.run(list(prog), env_seed)
         if ex.crashed:
             raise RuntimeError(
                 f"{env.name} template {template!r}: program {k} does not execute: {ex.error}"
             )
+        if gold is None:
+            gold = ex.state
+        elif not env.check(ex.state, [gold]).success:
+            raise RuntimeError(
+                f"{env.name} template {template!r}: alternative {k} ends in another state"
+            )
+
+
+# -- NoCall ------------------------------------------------------------------------------------------
+@cache
+def nocall_donors(env_name: str) -> tuple[tuple[str, str], ...]:
+    """``(donor environment, template)`` pairs whose goals no tool of ``env_name`` can serve:
+    atomic templates of other environments whose capability tags ``env_name`` does not serve."""
+    served = TASKSETS[env_name].capabilities if env_name in TASKSETS else frozenset({env_name})
+    out: list[tuple[str, str]] = []
+    for donor in env_names():
+        if donor == env_name or donor not in TASKSETS or donor in _NOT_DONORS:
+            continue
+        ts = TASKSETS[donor]
+        out.extend((donor, t) for t in ts.atomic if not ts.needs[t] & served)
+    return tuple(out)
 
 
 def _no_call_instance(
     env_name: str, env: Environment, rng: random.Random, seen: set[str]
 ) -> Instance:
-    donors = [e for e in env_names() if e != env_name and e in TASKSETS and e not in _NOT_DONORS]
-    donor = donors[rng.randrange(len(donors))]
-    denv = env_class(donor)()
-    _name, _dseed, task = _draw(TASKSETS[donor], denv, rng)
-    env_seed = rng.randrange(100_000)
-    seen.add(task.query)
-    return Instance(
-        id="",
-        query=task.query,
-        tools=env.tools if env.name != "household" else _household_tools(rng),
-        decision=Decision.NO_CALL,
-        answer="None of the available tools can do this.",
-        **_base(env, env_seed, metadata={"template": f"nocall:{donor}"}),
-    )
+    donors = nocall_donors(env_name)
+    if not donors:
+        raise UsageError(f"{env_name}: no other environment has goals its tools cannot serve")
+    by_env: dict[str, list[str]] = {}
+    for d, t in donors:
+        by_env.setdefault(d, []).append(t)
+    names = sorted(by_env)
+    for _attempt in range(MAX_FRUITLESS):
+        donor = names[rng.randrange(len(names))]
+        ts = TASKSETS[donor]
+        templates = by_env[donor]
+        name = rng.choices(templates, [ts.weights.get(t, 1.0) for t in templates])[0]
+        denv = _donor_env(donor)
+        denv.reset(rng.randrange(100_000))
+        try:
+            task = ts.templates[name](rng, denv)
+        except TemplateError:
+            continue
+        if task.text() in seen:
+            continue
+        return Instance(
+            id="",
+            query=task.text(),
+            tools=env.tools if env.name != "household" else _household_tools(rng),
+            decision=Decision.NO_CALL,
+            answer="None of the available tools can do this.",
+            **_base(
+                env,
+                rng.randrange(100_000),
+                metadata={"template": f"nocall:{donor}:{name}", "donor": donor},
+            ),
+        )
+    raise _exhausted(env_name, "NoCall", "requested", len(seen))
+
+
+@cache
+def _donor_env(name: str) -> Environment:
+    return env_class(name)()
 
 
 def _household_tools(rng: random.Random) -> list[Any]:
     from toollab.envs.tasks.household import N_TOOLS
 
-    env = env_class("household")()
+    env = _donor_env("household")
     return sorted(rng.sample(env.tools, N_TOOLS), key=lambda t: env.tool_names.index(t.name))
 
 
+# -- NoSearch ------------------------------------------------------------------------------------------
 _UNITS = [
     ("minutes", "hours", 60),
     ("seconds", "minutes", 60),
@@ -263,34 +279,63 @@ def no_search_question(rng: random.Random) -> tuple[str, str]:
 
 
 def _no_search_instance(env: Environment, rng: random.Random, seen: set[str]) -> Instance:
-    for _ in range(50):
+    for _attempt in range(MAX_FRUITLESS):
         q, a = no_search_question(rng)
-        if q not in seen:
-            break
-    seen.add(q)
-    tools = env.tools if env.name != "household" else _household_tools(rng)
-    return Instance(
-        id="",
-        query=q,
-        tools=tools,
-        decision=Decision.NO_SEARCH,
-        answer=a,
-        **_base(env, rng.randrange(100_000), metadata={"template": "nosearch"}),
-    )
+        if q in seen:
+            continue
+        tools = env.tools if env.name != "household" else _household_tools(rng)
+        return Instance(
+            id="",
+            query=q,
+            tools=tools,
+            decision=Decision.NO_SEARCH,
+            answer=a,
+            **_base(env, rng.randrange(100_000), metadata={"template": "nosearch"}),
+        )
+    raise _exhausted(env.name, "NoSearch", "requested", len(seen))
 
 
 # -- API complexity --------------------------------------------------------------------------------
+def _programs(instances: Sequence[Instance]) -> list[list[str]]:
+    return [[c.name for c in inst.gold] for inst in instances if inst.gold]
+
+
 def split_complexity(
     env_name: str, tests: Sequence[Instance], examples: Sequence[Instance]
 ) -> float | None:
-    """SambaNova's API complexity score of ``tests`` against ``examples`` (Call instances only)."""
+    """SambaNova's API complexity score S(T, X, D) of ``tests`` against the demonstration
+    examples ``examples`` (Call instances only; D = the environment's tools)."""
     from toollab.eval.metrics.execution import api_complexity_score
 
-    t = [[c.name for c in inst.gold] for inst in tests if inst.gold]
-    e = [[c.name for c in inst.gold] for inst in examples if inst.gold]
+    t, e = _programs(tests), _programs(examples)
     if not t or not e:
         return None
     return round(api_complexity_score(t, e, len(env_class(env_name)().tools)), 3)
+
+
+def loo_complexity(env_name: str, instances: Sequence[Instance]) -> float | None:
+    """The API complexity score of a split against *itself, leaving each case out*: the mean
+    over its Call instances t of the minimum d(t, e) over the split's other Call instances e.
+
+    This is what a training split's score means: how far each training case is from the rest
+    of the training data (a case never counts as its own demonstration; another case with the
+    same API combination does).  ``None`` with fewer than two Call instances.
+    """
+    from toollab.eval.metrics.execution import complexity_distance
+
+    progs = _programs(instances)
+    if len(progs) < 2:
+        return None
+    size = len(env_class(env_name)().tools)
+    keys = [tuple(sorted(p)) for p in progs]
+    distinct = sorted(set(keys))
+    # the distance depends only on the two combinations: compute each pair once
+    dist = {(a, b): complexity_distance(list(a), list(b), size) for a in distinct for b in distinct}
+    multiplicity = Counter(keys)
+    total = 0.0
+    for k in keys:
+        total += min(dist[(k, e)] for e in distinct if e != k or multiplicity[e] > 1)
+    return round(total / len(keys), 3)
 
 
 def combo_overlap(a: Sequence[Instance], b: Sequence[Instance]) -> set[Combo]:

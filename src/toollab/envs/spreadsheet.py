@@ -64,6 +64,8 @@ SHEETS: dict[str, tuple[list[str], list[list[Any]]]] = {
     ),
 }
 SHEET_NAMES = tuple(SHEETS)
+#: the largest value a sheet's numbers may take (grades are percentages)
+VALUE_CAP: dict[str, int] = {"grades": 100}
 OPERATORS = ("==", "!=", ">", ">=", "<", "<=", "contains")
 _CELL = re.compile(r"^([A-Z]{1,2})([1-9]\d*)$")
 _RANGE = re.compile(r"\b([A-Z]{1,2}[1-9]\d*):([A-Z]{1,2}[1-9]\d*)\b")
@@ -115,14 +117,20 @@ def sheet_for_seed(seed: int) -> tuple[str, list[str], list[list[Any]]]:
     title = SHEET_NAMES[seed % len(SHEET_NAMES)]
     cols, rows = SHEETS[title]
     rng = random.Random(f"sheet:{seed}")
+    cap = VALUE_CAP.get(title)
     out = []
     for row in rows:
         new = [row[0]] + [
-            v if isinstance(v, str) else max(1, int(v * rng.uniform(0.8, 1.2))) for v in row[1:]
+            v if isinstance(v, str) else _jitter(v, rng.uniform(0.8, 1.2), cap) for v in row[1:]
         ]
         out.append(new)
     rng.shuffle(out)
     return title, list(cols), out[: 4 + seed % 3]
+
+
+def _jitter(v: int, factor: float, cap: int | None) -> int:
+    out = max(1, int(v * factor))
+    return out if cap is None else min(cap, out)
 
 
 def render_sheet(cols: list[str], rows: list[list[Any]]) -> str:
@@ -326,6 +334,7 @@ class SpreadsheetEnv(Environment):
         if column in map(str, self.df.columns):
             raise EnvError(f"column {column!r} already exists", BAD_VALUE)
         self.df[column] = [norm_value(fill)] * len(self.df)
+        self.df[column] = self.df[column].astype(object)  # cells keep any type, as a sheet's do
         return "ok"
 
     def do_delete_column(self, column: str) -> str:
@@ -347,6 +356,7 @@ class SpreadsheetEnv(Environment):
 
             values.append(norm_value(evaluate(expression, name)))
         self.df[column] = values
+        self.df[column] = self.df[column].astype(object)
         return "ok"
 
     def _row_name(self, name: str, i: int) -> Any:

@@ -6,7 +6,8 @@ Rules of the upstream simulator (``evaluator/booking_evaluator.py``), in toollab
 * upstream ``Loc("Fort Worth")`` is a plain ``location`` string here and is stored as given;
 * upstream ``Date(5, 17, 2023)`` is a ``"YYYY-MM-DD"`` string here (``"2023-05-17"``) and is
   stored in the upstream form ``"m-d-y"`` without padding (``"5-17-2023"``);
-* ``search()`` fills ``min_price_ticket = 0`` and ``min_price_room = 0``, checks the keys the
+* ``search_bookings()`` (upstream ``search()``; renamed so that tool names stay unique across
+  the built-in environments) fills ``min_price_ticket = 0`` and ``min_price_room = 0``, checks the keys the
   booking type requires (tickets: transportation, origin, destination, departure date; hotels:
   hotel location, check-in, check-out; both: all of those but the departure date) and fills
   ``num_rooms = 1`` (hotels, both) and, for both, ``departure_date`` / ``return_date`` from the
@@ -163,7 +164,12 @@ class TripBookingEnv(Environment):
         ]
         for fn, (_key, desc, param, schema, _kind) in _SETTERS.items():
             tools.append(make_tool(fn, desc, {param: schema}, [param]))
-        tools.append(make_tool("search", "Submit the search. Required settings must be made."))
+        tools.append(
+            make_tool(
+                "search_bookings",
+                "Submit the search for bookable offers. Required settings must be made.",
+            )
+        )
         return tools
 
     def reset(self, seed: int = 0) -> None:
@@ -198,7 +204,7 @@ class TripBookingEnv(Environment):
         self.criteria[key] = value
         return "ok"
 
-    def do_search(self) -> dict[str, Any]:
+    def do_search_bookings(self) -> dict[str, Any]:
         self._need_type()
         c = self.criteria
         c.setdefault("min_price_ticket", 0)

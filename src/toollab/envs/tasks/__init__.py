@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from toollab.envs.tasks import (
+    data_understanding,
     favourites,
+    finance,
     home_search,
     household,
-    scenarios,
+    info_retrieval,
+    personal_life,
+    realtime_search,
     spreadsheet,
+    text_generation,
     trip_booking,
     weather,
+    workspace,
 )
 from toollab.envs.tasks.common import Task, TaskSet, call
 
@@ -23,7 +29,13 @@ TASKSETS: dict[str, TaskSet] = {
         favourites.TASKS,
         spreadsheet.TASKS,
         household.TASKS,
-        *scenarios.TASKSETS,
+        text_generation.TASKS,
+        data_understanding.TASKS,
+        realtime_search.TASKS,
+        workspace.TASKS,
+        personal_life.TASKS,
+        info_retrieval.TASKS,
+        finance.TASKS,
     )
 }
 

@@ -1,15 +1,27 @@
 """Goal templates: the building blocks of the programmatic ("model alignment") data.
 
 A template is a function ``(rng, env) -> Task``: it draws values from the environment's value
-pools (and, where the goal refers to the world, from the environment's seeded initial state),
-phrases a goal and writes the gold program.  Each environment's templates live in a
-:class:`TaskSet` in ``toollab.envs.tasks.<env>``.
+pools (and, where the goal refers to the world, from the environment's current state), phrases a
+goal and writes the gold program.  Each environment's templates live in a :class:`TaskSet` in
+``toollab.envs.tasks.<env>``.
+
+*Atomic* templates phrase one self-contained goal.  :meth:`TaskSet.add_composition` adds a
+template that joins two atomic goals of different tools into one request ("… Also, …"): the
+second goal is drawn from the state the first program leaves, so the joint program is executable
+and its text stays true.  Compositions are where the test split's unseen API combinations come
+from.
+
+*Capabilities* keep NoCall instances honest: a template declares the capability tags its goal
+needs (by default just its own environment's name) and an environment serves the tags of its own
+templates plus :attr:`TaskSet.also_serves`.  A goal is lent to another environment as a NoCall
+query only if none of its tags is served there (e.g. currency conversion is served by both
+``finance`` and ``realtime_search``).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -21,6 +33,7 @@ from toollab.schema import GoldCall
 class Task:
     """One generated goal with its gold program."""
 
+    #: the request
     query: str
     calls: list[GoldCall]
     #: other programs that are equally correct
@@ -28,6 +41,15 @@ class Task:
     #: the tools to offer (names); None = every tool of the environment
     tools: list[str] | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: material shown before the request (the spreadsheet's sheet); empty for most goals
+    context: str = ""
+
+    def text(self) -> str:
+        """The instance query: ``context``, then ``Task: <request>`` when there is a context."""
+        return f"{self.context}\nTask: {self.query}" if self.context else self.query
+
+    def programs(self) -> list[list[GoldCall]]:
+        return [list(self.calls), *[list(a) for a in self.alternatives]]
 
 
 Maker = Callable[[random.Random, Environment], Task]
@@ -39,26 +61,138 @@ def call(tool: str, /, **arguments: Any) -> GoldCall:
     return GoldCall(name=tool, arguments=arguments)
 
 
+class TemplateError(RuntimeError):
+    """A template could not produce a goal for the drawn state (the draw is repeated)."""
+
+
 @dataclass
 class TaskSet:
-    """The templates of one environment and its split policy."""
+    """The templates of one environment, its split policy and what its tools can serve."""
 
     env: str
     #: tools that appear only in the test split (the paper's "unseen API functions")
     held_out_tools: tuple[str, ...] = ()
-    #: fraction of API combinations reserved for the test split
-    test_fraction: float = 0.25
+    #: fraction of the multi-call API combinations reserved for the test split
+    test_fraction: float = 0.3
     templates: dict[str, Maker] = field(default_factory=dict)
     #: relative sampling weight per template (default 1)
     weights: dict[str, float] = field(default_factory=dict)
+    #: template -> capability tags its goal needs (default: the environment's name)
+    needs: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: templates that phrase one self-contained goal (composable, lendable as NoCall goals)
+    atomic: list[str] = field(default_factory=list)
+    #: capability tags the environment's tools serve beyond its own templates' needs
+    also_serves: frozenset[str] = frozenset()
 
-    def template(self, name: str, weight: float = 1.0) -> Callable[[Maker], Maker]:
+    def template(
+        self, name: str, weight: float = 1.0, needs: Iterable[str] = (), atomic: bool = True
+    ) -> Callable[[Maker], Maker]:
         def deco(fn: Maker) -> Maker:
             self.templates[name] = fn
             self.weights[name] = weight
+            self.needs[name] = frozenset(needs) or frozenset({self.env})
+            if atomic:
+                self.atomic.append(name)
             return fn
 
         return deco
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """Every capability tag the environment's tools serve."""
+        out = {self.env, *self.also_serves}
+        for tags in self.needs.values():
+            out |= tags
+        return frozenset(out)
+
+    def add_composition(self, weight: float, name: str = "two_goals", three: float = 0.0) -> None:
+        """Register a template joining two atomic goals of different tools (see module doc);
+        with probability ``three`` a third goal joins them (for environments with few tools)."""
+
+        def make(rng: random.Random, env: Environment) -> Task:
+            task = compose(self, rng, env)
+            if rng.random() < three:
+                task = compose(self, rng, env, first=task)
+            return task
+
+        self.templates[name] = make
+        self.weights[name] = weight
+        self.needs[name] = frozenset().union(*(self.needs[a] for a in self.atomic))
+
+
+_CONNECTORS = ("Also, ", "After that, ", "Next, ")
+
+
+def lower_first(text: str) -> str:
+    """Lower-case a sentence's first letter unless the first word is ``I`` or an acronym."""
+    first = text.split(" ", 1)[0]
+    if first in ("I", "I'm", "I'd", "I've") or (len(first) > 1 and first[:2].isupper()):
+        return text
+    return text[:1].lower() + text[1:]
+
+
+def join_goals(rng: random.Random, first: str, second: str) -> str:
+    """Two requests as one message: ``first`` then a connector and ``second``."""
+    return f"{first} {pick(rng, _CONNECTORS)}{lower_first(second)}"
+
+
+def compose(
+    ts: TaskSet, rng: random.Random, env: Environment, first: Task | None = None, tries: int = 30
+) -> Task:
+    """Two atomic goals of different tools in one request (or ``first`` and one more atomic
+    goal); the second is drawn from the state the first program leaves.  ``env`` is back in its
+    initial state (``env.seed``) afterwards."""
+    seed = env.seed
+    names = sorted(ts.atomic)
+    weights = [ts.weights.get(n, 1.0) for n in names]
+    given = first
+    for _ in range(tries):
+        a, b = rng.choices(names, weights, k=2)
+        if a == b and given is None:
+            continue
+        env.reset(seed)
+        if given is None:
+            try:
+                first = ts.templates[a](rng, env)
+            except TemplateError:
+                continue
+        assert first is not None
+        if env.run(first.calls, seed).crashed:
+            continue
+        try:
+            second = ts.templates[b](rng, env)
+        except TemplateError:
+            continue
+        if {c.name for c in first.calls} & {c.name for c in second.calls}:
+            continue
+        programs = [p + q for p in first.programs() for q in second.programs()]
+        if any(env.run(p, seed).crashed for p in programs) or masks(
+            env, seed, [first.calls, second.calls], programs[0]
+        ):
+            continue
+        env.reset(seed)
+        return Task(
+            query=join_goals(rng, first.query, second.query),
+            calls=programs[0],
+            alternatives=programs[1:],
+            context=first.context,
+            metadata={"parts": [*first.metadata.get("parts", [a]), b]},
+        )
+    env.reset(seed)
+    raise TemplateError(f"{ts.env}: no two composable goals found in {tries} tries")
+
+
+def masks(
+    env: Environment, seed: int, parts: Sequence[list[GoldCall]], joint: list[GoldCall]
+) -> bool:
+    """Whether one of the joined goals leaves no trace in the joint program's final state (e.g. a
+    line added to a file the next goal deletes): success would not check that goal."""
+    both = env.run(joint, seed).state
+    for alone in parts:
+        ex = env.run(list(alone), seed)
+        if not ex.crashed and env.check(ex.state, [both]).success:
+            return True
+    return False
 
 
 def pick(rng: random.Random, options: Sequence[T]) -> T:
@@ -71,8 +205,31 @@ def join_and(parts: list[str]) -> str:
     return ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
+def article(word: str) -> str:
+    """``a`` or ``an`` before ``word`` (by its first sound, for the words the templates use)."""
+    w = word.strip().lower()
+    digits = w[: len(w) - len(w.lstrip("0123456789"))]
+    if digits:  # as said aloud: "an 8-character", "an 11-day", "an 18-inch", "a 10-day"
+        eleven = digits[:2] in ("11", "18") and len(digits) % 3 == 2
+        return "an" if digits[0] == "8" or eleven else "a"
+    if w.startswith(("hour", "honest", "heir")):
+        return "an"
+    if w.startswith(("uni", "use", "uu", "one", "eu")):
+        return "a"
+    return "an" if w[:1] in "aeiou" else "a"
+
+
+def with_article(phrase: str) -> str:
+    return f"{article(phrase)} {phrase}"
+
+
 def money(v: float) -> str:
     return f"${v:,.0f}" if float(v).is_integer() else f"${v:,.2f}"
+
+
+def plural(n: int | float, word: str, many: str | None = None) -> str:
+    """``1 bedroom``, ``2 bedrooms`` (``many`` for irregular plurals)."""
+    return f"{n:g} {word if n == 1 else (many or word + 's')}"
 
 
 MONTH_NAMES = (
@@ -91,15 +248,19 @@ MONTH_NAMES = (
 )
 
 
-def say_date(rng: random.Random, iso: str) -> str:
-    """A date as a person might write it (the gold keeps ``iso``)."""
+def date_style(rng: random.Random) -> int:
+    """One way of writing dates, to use for every date of one query."""
+    return rng.randrange(4)
+
+
+def say_date(rng: random.Random, iso: str, style: int | None = None) -> str:
+    """A date as a person might write it (the gold keeps ``iso``); pass the same ``style`` for
+    every date of one query."""
     y, m, d = (int(x) for x in iso.split("-"))
-    return pick(
-        rng,
-        [
-            f"{MONTH_NAMES[m - 1]} {d}, {y}",
-            f"{y}/{m:02d}/{d:02d}",
-            iso,
-            f"{MONTH_NAMES[m - 1][:3]} {d} {y}",
-        ],
+    forms = (
+        f"{MONTH_NAMES[m - 1]} {d}, {y}",
+        f"{y}/{m:02d}/{d:02d}",
+        iso,
+        f"{MONTH_NAMES[m - 1][:3]} {d} {y}",
     )
+    return forms[date_style(rng) if style is None else style]

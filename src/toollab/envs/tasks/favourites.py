@@ -7,7 +7,7 @@ from typing import Any
 
 from toollab.envs.base import Environment
 from toollab.envs.favourites import BREEDS, CATEGORIES, FavouritesEnv
-from toollab.envs.tasks.common import Task, TaskSet, call, pick
+from toollab.envs.tasks.common import Task, TaskSet, call, pick, with_article
 
 TASKS = TaskSet("favourites")
 SUB_IDS = ("alex", "sam", "kim", "lee", "max")
@@ -111,27 +111,28 @@ def delete_vote(rng: random.Random, env: Environment) -> Task:
 @TASKS.template("search", weight=2)
 def search(rng: random.Random, env: Environment) -> Task:
     args: dict[str, Any] = {}
-    words = []
     n = rng.choice([1, 2, 3, 5, 10])
     if n != 1:
         args["limit"] = n
+    kind = "image"
+    if rng.random() < 0.3:
+        args["mime_type"] = "gif"
+        kind = "animated (gif) image"
+    what = with_article(kind) if n == 1 else f"{n} {kind}s"
     if rng.random() < 0.6:
         bid = pick(rng, list(BREEDS))
         args["breed_id"] = bid
-        words.append(f"{BREEDS[bid]} cats")
+        what += f" of {BREEDS[bid]} cats"
+    else:
+        what = what.replace("image", "cat image")
     if rng.random() < 0.5:
         cid = pick(rng, [str(k) for k in CATEGORIES])
         args["category_id"] = int(cid)
-        words.append(f"in the {CATEGORIES[int(cid)]} category")
-    if rng.random() < 0.3:
-        args["mime_type"] = "gif"
-        words.append("animated (gif)")
+        what += f" in the {CATEGORIES[int(cid)]} category"
     if rng.random() < 0.3:
         args["order"] = pick(rng, ["ASC", "DESC"])
-        words.append("sorted " + ("ascending" if args["order"] == "ASC" else "descending"))
-    what = f"{n} cat image{'s' if n > 1 else ''}"
-    q = f"Find {what}" + (" of " + ", ".join(words) if words else "") + "."
-    return Task(query=q, calls=[call("search_images", **args)])
+        what += ", sorted by id " + ("ascending" if args["order"] == "ASC" else "descending")
+    return Task(query=f"Find {what}.", calls=[call("search_images", **args)])
 
 
 @TASKS.template("get_image")
@@ -149,7 +150,7 @@ def list_catalogue(rng: random.Random, env: Environment) -> Task:
     return Task(query="List the image categories.", calls=[call("list_categories")])
 
 
-@TASKS.template("favourite_and_vote")
+@TASKS.template("favourite_and_vote", atomic=False)
 def favourite_and_vote(rng: random.Random, env: Environment) -> Task:
     img = _new_image(rng, _env(env))
     return Task(
@@ -158,7 +159,7 @@ def favourite_and_vote(rng: random.Random, env: Environment) -> Task:
     )
 
 
-@TASKS.template("swap_favourite")
+@TASKS.template("swap_favourite", atomic=False)
 def swap_favourite(rng: random.Random, env: Environment) -> Task:
     e = _env(env)
     fid = pick(rng, [str(k) for k in e.favourites])
@@ -170,3 +171,24 @@ def swap_favourite(rng: random.Random, env: Environment) -> Task:
             call("add_favourite", image_id=img),
         ],
     )
+
+
+@TASKS.template("breed_lookup", atomic=False)
+def breed_lookup(rng: random.Random, env: Environment) -> Task:
+    bid = pick(rng, list(BREEDS))
+    return Task(
+        query=f"List the cat breeds, then find 3 images of {BREEDS[bid]} cats.",
+        calls=[call("list_breeds"), call("search_images", breed_id=bid, limit=3)],
+    )
+
+
+@TASKS.template("clear_vote", atomic=False)
+def clear_vote(rng: random.Random, env: Environment) -> Task:
+    vid = pick(rng, [str(k) for k in _env(env).votes])
+    return Task(
+        query=f"Show my votes, then delete vote {vid}.",
+        calls=[call("list_votes"), call("delete_vote", vote_id=int(vid))],
+    )
+
+
+TASKS.add_composition(weight=5)

@@ -12,7 +12,7 @@ from typing import Any
 
 from toollab.envs.base import Environment
 from toollab.envs.home_search import BUY_TYPES, RENT_TYPES
-from toollab.envs.tasks.common import Task, TaskSet, call, join_and, money, pick
+from toollab.envs.tasks.common import Task, TaskSet, call, join_and, money, pick, with_article
 
 TASKS = TaskSet(
     "home_search",
@@ -46,7 +46,7 @@ _TYPE_WORDS = {
     "townhouse": "townhouse",
     "condo": "condo",
     "apartment": "apartment",
-    "land": "land",
+    "land": "plot of land",
     "multi-family": "multi-family",
     "mobile": "mobile home",
     "co-op": "co-op",
@@ -105,9 +105,7 @@ def _criterion(
                 ],
             )
         if form == 1:
-            return f"no bigger than {hi} square feet", [
-                ("set_max_square_feet", {"max_square_feet": hi})
-            ]
+            return f"at most {hi} square feet", [("set_max_square_feet", {"max_square_feet": hi})]
         return f"at least {lo} square feet", [("set_min_square_feet", {"min_square_feet": lo})]
     if kind == "num_beds":
         n = rng.randint(1, 6)
@@ -137,6 +135,11 @@ def _criterion(
     return f"{n} balcon{'ies' if n > 1 else 'y'}", [("set_num_balconies", {"num_balconies": n})]
 
 
+def join_or(parts: list[str]) -> str:
+    """Home types are alternatives: ``house, condo or townhouse``."""
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " or " + parts[-1]
+
+
 def _build(rng: random.Random, n_criteria: tuple[int, int], with_types: float) -> Task:
     mode = pick(rng, ["buy", "rent"])
     loc = pick(rng, LOCATIONS)
@@ -150,8 +153,8 @@ def _build(rng: random.Random, n_criteria: tuple[int, int], with_types: float) -
     types: list[str] = []
     if rng.random() < with_types:
         types = rng.sample(BUY_TYPES if mode == "buy" else RENT_TYPES, rng.randint(1, 3))
-    what = (
-        join_and([_TYPE_WORDS[t] for t in types])
+    what = with_article(
+        join_or([_TYPE_WORDS[t] for t in types])
         if types
         else pick(rng, ["home", "place", "property"])
     )
@@ -159,20 +162,20 @@ def _build(rng: random.Random, n_criteria: tuple[int, int], with_types: float) -
         opener = pick(
             rng,
             [
-                f"Find a {what} for sale in {loc}",
-                f"I want to buy a {what} in {loc}",
-                f"Looking for a {what} to buy in {loc}",
-                f"Search {loc} for a {what} to purchase",
+                f"Find {what} for sale in {loc}",
+                f"I want to buy {what} in {loc}",
+                f"Looking for {what} to buy in {loc}",
+                f"Search {loc} for {what} to purchase",
             ],
         )
     else:
         opener = pick(
             rng,
             [
-                f"Find a {what} for rent in {loc}",
-                f"I want to rent a {what} in {loc}",
-                f"Looking for a {what} to rent in {loc}",
-                f"Search rentals in {loc}: a {what}",
+                f"Find {what} for rent in {loc}",
+                f"I want to rent {what} in {loc}",
+                f"Looking for {what} to rent in {loc}",
+                f"Search rentals in {loc}: {what}",
             ],
         )
     with_words = [

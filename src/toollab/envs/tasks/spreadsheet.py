@@ -1,5 +1,7 @@
 """Spreadsheet goal templates.  The goal shows the sheet (a compact table with column letters),
-as SambaNova's Google Sheets task does.  ``rename_column`` is held out of training."""
+as SambaNova's Google Sheets task does.  ``rename_column`` is held out of training (test split
+only).  ``two_goals`` joins two edits; the second is phrased against the sheet the first leaves
+(a row deleted or sorted moves the cells that follow)."""
 
 from __future__ import annotations
 
@@ -7,11 +9,14 @@ import random
 from typing import Any
 
 from toollab.envs.base import Environment
-from toollab.envs.spreadsheet import SpreadsheetEnv, col_letter, norm_value, render_sheet
-from toollab.envs.tasks.common import Task, TaskSet, call, pick
+from toollab.envs.spreadsheet import VALUE_CAP, SpreadsheetEnv, col_letter, norm_value, render_sheet
+from toollab.envs.tasks.common import Task, TaskSet, TemplateError, call, pick
 from toollab.schema import GoldCall
 
-TASKS = TaskSet("spreadsheet", held_out_tools=("rename_column",))
+#: formulas over a sheet serve the sales-table questions of ``data_understanding`` too
+TASKS = TaskSet(
+    "spreadsheet", held_out_tools=("rename_column",), also_serves=frozenset({"table_stats"})
+)
 
 _FUNCS = {"SUM": "the sum", "AVERAGE": "the average", "MAX": "the maximum", "MIN": "the minimum"}
 _NEW_ITEMS = {
@@ -19,30 +24,86 @@ _NEW_ITEMS = {
     "Name": ("Gus", "Hana", "Ivo", "Jin"),
     "Student": ("Sven", "Tara", "Uma", "Vik"),
 }
-_NEW_COLS = ("Notes", "Flag", "Region", "Checked")
+#: sheet -> (new column, fill values, how the goal says the fill)
+_NEW_COLS: dict[str, tuple[tuple[str, tuple[Any, ...]], ...]] = {
+    "products": (
+        ("Supplier", ("Acme", "FarmCo")),
+        ("On sale", ("yes", "no")),
+        ("Discount", (0, 5)),
+    ),
+    "staff": (("Office", ("Berlin", "Lisbon")), ("Remote", ("yes", "no")), ("Bonus", (0, 1000))),
+    "grades": (
+        ("Term", ("spring", "autumn")),
+        ("Passed", ("yes", "pending")),
+        ("Extra credit", (0, 2)),
+    ),
+}
+#: column -> sensible new names
+_RENAMES = {
+    "Product": ("Item", "Meat"),
+    "Cost": ("Unit cost", "Purchase price"),
+    "Price": ("Sale price", "Unit price"),
+    "Stock": ("Units in stock", "Inventory"),
+    "Name": ("Employee", "Full name"),
+    "Dept": ("Department", "Team"),
+    "Salary": ("Annual salary", "Pay"),
+    "Age": ("Age in years", "Years old"),
+    "Student": ("Pupil", "Name"),
+    "Math": ("Mathematics", "Maths"),
+    "Science": ("Natural science", "Sciences"),
+    "English": ("English language", "Literature"),
+}
+#: sheet -> (new column, expression, how the goal says it)
+_COMPUTED = {
+    "products": (
+        ("Margin", "Price - Cost", "Price minus Cost"),
+        ("Stock value", "Price * Stock", "Price times Stock"),
+        ("Stock cost", "Cost * Stock", "Cost times Stock"),
+    ),
+    "staff": (
+        ("Monthly salary", "Salary / 12", "Salary divided by 12"),
+        ("Bonus", "Salary * 0.1", "10% of Salary"),
+        ("Age next year", "Age + 1", "Age plus 1"),
+    ),
+    "grades": (
+        ("Total", "Math + Science + English", "the sum of Math, Science and English"),
+        ("Math and Science", "Math + Science", "Math plus Science"),
+        ("Science minus Math", "Science - Math", "Science minus Math"),
+    ),
+}
 
 
 class _Sheet:
     def __init__(self, env: Environment) -> None:
         if not isinstance(env, SpreadsheetEnv):
             raise TypeError("spreadsheet templates need a SpreadsheetEnv")
+        self.title = env.title
         self.cols = [str(c) for c in env.df.columns]
         self.rows = [[norm_value(v) for v in r] for r in env.df.values.tolist()]
+        if not self.rows:
+            raise TemplateError("the sheet has no data rows")
         self.numeric = [
             c
             for j, c in enumerate(self.cols)
             if all(isinstance(r[j], int | float) for r in self.rows)
         ]
         self.key = self.cols[0]
+        self.cap = VALUE_CAP.get(self.title)
 
     def letter(self, col: str) -> str:
         return col_letter(self.cols.index(col))
 
-    def show(self) -> str:
-        return render_sheet(self.cols, self.rows)
+    def value(self, i: int, col: str) -> Any:
+        return self.rows[i][self.cols.index(col)]
+
+    def new_value(self, rng: random.Random, old: int) -> int:
+        """A plausible new number for a cell holding ``old`` (never above the sheet's cap)."""
+        hi = old + 9 if self.cap is None or old > self.cap else min(self.cap, old + 9)
+        choices = [v for v in range(max(1, old - 9), hi + 1) if v != old]
+        return pick(rng, choices)
 
     def task(self, goal: str, calls: list[GoldCall], **kw: Any) -> Task:
-        return Task(query=f"{self.show()}\nTask: {goal}", calls=calls, **kw)
+        return Task(query=goal, calls=calls, context=render_sheet(self.cols, self.rows), **kw)
 
 
 @TASKS.template("update_cell", weight=2)
@@ -50,7 +111,7 @@ def update_cell(rng: random.Random, env: Environment) -> Task:
     s = _Sheet(env)
     i = rng.randrange(len(s.rows))
     col = pick(rng, s.numeric)
-    value = int(s.rows[i][s.cols.index(col)]) + rng.randint(1, 9)
+    value = s.new_value(rng, int(s.value(i, col)))
     cell = f"{s.letter(col)}{i + 2}"
     return s.task(
         f"Set the {col} of {s.rows[i][0]} to {value}.",
@@ -76,10 +137,11 @@ def sort(rng: random.Random, env: Environment) -> Task:
     col = pick(rng, s.cols)
     asc = rng.random() < 0.5
     args: dict[str, Any] = {"column": col} if asc else {"column": col, "ascending": False}
+    numeric = col in s.numeric
     order = (
-        pick(rng, ["ascending", "from smallest to largest"])
+        pick(rng, ["ascending", "from smallest to largest" if numeric else "from A to Z"])
         if asc
-        else pick(rng, ["descending", "from largest to smallest"])
+        else pick(rng, ["descending", "from largest to smallest" if numeric else "from Z to A"])
     )
     return s.task(f"Sort the rows by {col}, {order}.", [call("sort_rows", **args)])
 
@@ -87,15 +149,17 @@ def sort(rng: random.Random, env: Environment) -> Task:
 @TASKS.template("add_row")
 def add_row(rng: random.Random, env: Environment) -> Task:
     s = _Sheet(env)
-    name = pick(rng, list(_NEW_ITEMS.get(s.key, ("new",))))
+    taken = {str(r[0]) for r in s.rows}
+    names = [n for n in _NEW_ITEMS.get(s.key, ("new",)) if n not in taken]
+    if not names:
+        raise TemplateError("every new name is taken")
+    name = pick(rng, names)
     values: dict[str, Any] = {s.key: name}
     for c in s.cols[1:]:
-        j = s.cols.index(c)
-        values[c] = (
-            (int(s.rows[0][j]) + rng.randint(-3, 3))
-            if c in s.numeric
-            else pick(rng, [str(r[j]) for r in s.rows])
-        )
+        if c in s.numeric:
+            values[c] = s.new_value(rng, int(s.value(0, c)))
+        else:
+            values[c] = pick(rng, sorted({str(r[s.cols.index(c)]) for r in s.rows}))
     desc = ", ".join(f"{k} {v}" for k, v in values.items() if k != s.key)
     return s.task(f"Add a row for {name} with {desc}.", [call("add_row", values=values)])
 
@@ -103,6 +167,8 @@ def add_row(rng: random.Random, env: Environment) -> Task:
 @TASKS.template("delete_row")
 def delete_row(rng: random.Random, env: Environment) -> Task:
     s = _Sheet(env)
+    if len(s.rows) < 2:
+        raise TemplateError("the last data row stays")
     i = rng.randrange(len(s.rows))
     return s.task(f"Delete the row of {s.rows[i][0]}.", [call("delete_row", row=i + 2)])
 
@@ -110,8 +176,11 @@ def delete_row(rng: random.Random, env: Environment) -> Task:
 @TASKS.template("add_column")
 def add_column(rng: random.Random, env: Environment) -> Task:
     s = _Sheet(env)
-    col = pick(rng, _NEW_COLS)
-    fill = pick(rng, ["yes", "no", "0", "pending"])
+    options = [c for c in _NEW_COLS.get(s.title, ()) if c[0] not in s.cols]
+    if not options:
+        raise TemplateError("no new column left")
+    col, fills = pick(rng, options)
+    fill = pick(rng, fills)
     return s.task(
         f"Add a column {col} with the value {fill} in every row.",
         [call("add_column", column=col, fill=norm_value(fill))],
@@ -121,6 +190,8 @@ def add_column(rng: random.Random, env: Environment) -> Task:
 @TASKS.template("delete_column")
 def delete_column(rng: random.Random, env: Environment) -> Task:
     s = _Sheet(env)
+    if len(s.cols) < 3:
+        raise TemplateError("too few columns left")
     col = pick(rng, s.cols[1:])
     return s.task(f"Remove the {col} column.", [call("delete_column", column=col)])
 
@@ -128,8 +199,11 @@ def delete_column(rng: random.Random, env: Environment) -> Task:
 @TASKS.template("rename_column")
 def rename_column(rng: random.Random, env: Environment) -> Task:
     s = _Sheet(env)
-    col = pick(rng, s.cols)
-    new = pick(rng, ["Total", "Item", "Value", "Label", "Amount"])
+    options = [c for c in s.cols if c in _RENAMES]
+    if not options:
+        raise TemplateError("no column to rename")
+    col = pick(rng, options)
+    new = pick(rng, [n for n in _RENAMES[col] if n not in s.cols])
     return s.task(
         f"Rename the column {col} to {new}.", [call("rename_column", column=col, new_name=new)]
     )
@@ -138,13 +212,17 @@ def rename_column(rng: random.Random, env: Environment) -> Task:
 @TASKS.template("computed_column")
 def computed_column(rng: random.Random, env: Environment) -> Task:
     s = _Sheet(env)
-    a, b = rng.sample(s.numeric, 2)
-    op = pick(rng, ["-", "+", "*"])
-    word = {"-": "minus", "+": "plus", "*": "times"}[op]
-    name = pick(rng, ["Result", "Derived", "Calc"])
+    options = [
+        c
+        for c in _COMPUTED.get(s.title, ())
+        if c[0] not in s.cols and all(w in s.numeric for w in c[1].split() if w[0].isalpha())
+    ]
+    if not options:
+        raise TemplateError("no computed column fits the sheet")
+    name, expression, words = pick(rng, options)
     return s.task(
-        f"Add a column {name} equal to {a} {word} {b} for every row.",
-        [call("add_computed_column", column=name, expression=f"{a} {op} {b}")],
+        f"Add a column {name} equal to {words} for every row.",
+        [call("add_computed_column", column=name, expression=expression)],
     )
 
 
@@ -152,7 +230,7 @@ def computed_column(rng: random.Random, env: Environment) -> Task:
 def filter_rows(rng: random.Random, env: Environment) -> Task:
     s = _Sheet(env)
     col = pick(rng, s.numeric)
-    vals = sorted(r[s.cols.index(col)] for r in s.rows)
+    vals = sorted(s.value(i, col) for i in range(len(s.rows)))
     cut = vals[len(vals) // 2]
     op, word = pick(
         rng, [(">", "greater than"), (">=", "at least"), ("<", "less than"), ("<=", "at most")]
@@ -163,11 +241,13 @@ def filter_rows(rng: random.Random, env: Environment) -> Task:
     )
 
 
-@TASKS.template("filter_then_sort")
+@TASKS.template("filter_then_sort", atomic=False)
 def filter_then_sort(rng: random.Random, env: Environment) -> Task:
     s = _Sheet(env)
+    if len(s.numeric) < 2:
+        raise TemplateError("two numeric columns needed")
     col, by = rng.sample(s.numeric, 2)
-    vals = sorted(r[s.cols.index(col)] for r in s.rows)
+    vals = sorted(s.value(i, col) for i in range(len(s.rows)))
     cut = vals[len(vals) // 2]
     return s.task(
         f"Keep the rows whose {col} is greater than {cut}, then sort them by {by} descending.",
@@ -178,12 +258,12 @@ def filter_then_sort(rng: random.Random, env: Environment) -> Task:
     )
 
 
-@TASKS.template("update_and_sum")
+@TASKS.template("update_and_sum", atomic=False)
 def update_and_sum(rng: random.Random, env: Environment) -> Task:
     s = _Sheet(env)
     col = pick(rng, s.numeric)
     i = rng.randrange(len(s.rows))
-    value = int(s.rows[i][s.cols.index(col)]) + rng.randint(1, 9)
+    value = s.new_value(rng, int(s.value(i, col)))
     L, last = s.letter(col), len(s.rows) + 1
     return s.task(
         f"Set the {col} of {s.rows[i][0]} to {value}, then write the sum of {col} below the last row.",
@@ -192,3 +272,6 @@ def update_and_sum(rng: random.Random, env: Environment) -> Task:
             call("write_formula", cell=f"{L}{last + 1}", formula=f"=SUM({L}2:{L}{last})"),
         ],
     )
+
+
+TASKS.add_composition(weight=5)

@@ -9,7 +9,17 @@ import datetime as dt
 import random
 
 from toollab.envs.base import Environment
-from toollab.envs.tasks.common import Task, TaskSet, call, join_and, money, pick, say_date
+from toollab.envs.tasks.common import (
+    Task,
+    TaskSet,
+    call,
+    date_style,
+    join_and,
+    money,
+    pick,
+    say_date,
+    with_article,
+)
 from toollab.envs.trip_booking import SEAT_CLASSES, TRANSPORT
 from toollab.schema import GoldCall
 
@@ -70,10 +80,13 @@ def tickets(rng: random.Random, env: Environment) -> Task:
         call("set_departure_date", date=dep),
     ]
     extra: list[str] = []
-    text = f"Search {_VEHICLE[mode]} tickets from {a} to {b}, leaving on {say_date(rng, dep)}"
+    style = date_style(rng)
+    text = (
+        f"Search {_VEHICLE[mode]} tickets from {a} to {b}, leaving on {say_date(rng, dep, style)}"
+    )
     if rng.random() < 0.4:
         calls.append(call("set_return_date", date=ret))
-        text += f" and coming back on {say_date(rng, ret)}"
+        text += f" and coming back on {say_date(rng, ret, style)}"
     parts: list[str] = []
     _people(rng, calls, parts)
     if rng.random() < 0.4:
@@ -94,31 +107,50 @@ def tickets(rng: random.Random, env: Environment) -> Task:
         text += ", " + join_and(extra)
     return Task(
         query=text + ".",
-        calls=[call("select_booking_type", booking_type="trip tickets"), *calls, call("search")],
+        calls=[
+            call("select_booking_type", booking_type="trip tickets"),
+            *calls,
+            call("search_bookings"),
+        ],
     )
 
 
+_ROOM_WORDS = {"suite": ("a suite", "suites")}
+
+
+def _room_phrase(rt: str, n: int | None) -> str:
+    """``a double room``, ``3 double rooms``, ``a suite``, ``2 suites``."""
+    one, many = _ROOM_WORDS.get(rt, (with_article(f"{rt} room"), f"{rt} rooms"))
+    return one if n is None else f"{n} {many}"
+
+
 def _hotel_extras(rng: random.Random, calls: list[GoldCall], extra: list[str]) -> None:
+    n: int | None = None
     if rng.random() < 0.4:
         n = rng.randint(2, 4)
         calls.append(call("set_num_rooms", num_rooms=n))
-        extra.append(f"{n} rooms")
     if rng.random() < 0.4:
         rt = pick(rng, ROOM_TYPES)
         calls.append(call("select_room_type", room_type=rt))
-        extra.append(f"a {rt} room type")
-    if rng.random() < 0.4:
-        hi = rng.randrange(8, 40) * 10
-        calls.append(call("set_max_room_price", price=hi))
-        extra.append(f"no more than {money(hi)} a night")
-    if rng.random() < 0.15:
-        lo = rng.randrange(5, 10) * 10
+        extra.append(_room_phrase(rt, n))
+    elif n is not None:
+        extra.append(f"{n} rooms")
+    hi = rng.randrange(8, 40) * 10 if rng.random() < 0.4 else None
+    lo = rng.randrange(5, 8) * 10 if rng.random() < 0.15 else None
+    if lo is not None:
         calls.append(call("set_min_room_price", price=lo))
-        extra.append(f"at least {money(lo)} a night")
+    if hi is not None:
+        calls.append(call("set_max_room_price", price=hi))
+    if lo is not None and hi is not None:
+        extra.append(f"a room price between {money(lo)} and {money(hi)} a night")
+    elif hi is not None:
+        extra.append(f"a room price of at most {money(hi)} a night")
+    elif lo is not None:
+        extra.append(f"a room price of at least {money(lo)} a night")
     if rng.random() < 0.25:
         stars = rng.randint(3, 5)
         calls.append(call("set_min_hotel_rating", stars=stars))
-        extra.append(f"rated {stars} stars or more")
+        extra.append(f"a rating of {stars} stars or more")
 
 
 @TASKS.template("hotels", weight=2)
@@ -134,10 +166,12 @@ def hotels(rng: random.Random, env: Environment) -> Task:
     parts: list[str] = []
     _people(rng, calls, parts)
     _hotel_extras(rng, calls, extra)
+    style = date_style(rng)
+    when_in, when_out = say_date(rng, cin, style), say_date(rng, cout, style)
     text = (
-        f"Find a hotel in {place} from {say_date(rng, cin)} to {say_date(rng, cout)}"
+        f"Find a hotel in {place} from {when_in} to {when_out}"
         if rng.random() < 0.5
-        else f"Book a stay in {place}, checking in {say_date(rng, cin)} and checking out {say_date(rng, cout)}"
+        else f"Book a stay in {place}, checking in {when_in} and checking out {when_out}"
     )
     if parts:
         text += ", for " + join_and(parts)
@@ -145,7 +179,7 @@ def hotels(rng: random.Random, env: Environment) -> Task:
         text += ", with " + join_and(extra)
     return Task(
         query=text + ".",
-        calls=[call("select_booking_type", booking_type="hotels"), *calls, call("search")],
+        calls=[call("select_booking_type", booking_type="hotels"), *calls, call("search_bookings")],
     )
 
 
@@ -166,20 +200,21 @@ def both(rng: random.Random, env: Environment) -> Task:
     parts: list[str] = []
     _people(rng, calls, parts)
     _hotel_extras(rng, calls, extra)
+    style = date_style(rng)
     text = (
         f"I need {_VEHICLE[mode]} tickets from {a} to {b} and a hotel there, "
-        f"from {say_date(rng, cin)} to {say_date(rng, cout)}"
+        f"from {say_date(rng, cin, style)} to {say_date(rng, cout, style)}"
     )
     if parts:
         text += ", for " + join_and(parts)
     if extra:
-        text += ", hotel with " + join_and(extra)
+        text += "; the hotel with " + join_and(extra)
     # departure and return default to the check-in and check-out days: setting them is equivalent
     explicit = [*calls, call("set_departure_date", date=cin), call("set_return_date", date=cout)]
     return Task(
         query=text + ".",
-        calls=[call("select_booking_type", booking_type="both"), *calls, call("search")],
+        calls=[call("select_booking_type", booking_type="both"), *calls, call("search_bookings")],
         alternatives=[
-            [call("select_booking_type", booking_type="both"), *explicit, call("search")]
+            [call("select_booking_type", booking_type="both"), *explicit, call("search_bookings")]
         ],
     )

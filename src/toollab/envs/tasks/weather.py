@@ -24,17 +24,22 @@ _LANG_WORDS = {
     "pt": "Portuguese",
     "en": "English",
 }
+#: (phrase, closing punctuation)
 _CURRENT = (
-    "What's the weather like in {p} right now",
-    "Tell me the current weather in {p}",
-    "How is the weather in {p} at the moment",
-    "Current conditions in {p}, please",
+    ("What's the weather like in {p} right now", "?"),
+    ("Tell me the current weather in {p}", "."),
+    ("How is the weather in {p} at the moment", "?"),
+    ("Show me the current conditions in {p}", "."),
 )
 _FORECAST = (
-    "Give me the {d}-day forecast for {p}",
-    "What will the weather be in {p} over the next {d} days",
-    "Forecast for {p} for the next {d} days",
+    ("Give me the {d}-day forecast for {p}", "."),
+    ("What will the weather be in {p} over {n}", "?"),
+    ("Get the forecast for {p} for {n}", "."),
 )
+
+
+def _next_days(d: int) -> str:
+    return "the next day" if d == 1 else f"the next {d} days"
 
 
 def _options(rng: random.Random, lang: bool = True) -> tuple[str, dict[str, Any]]:
@@ -63,8 +68,11 @@ def _city(rng: random.Random) -> tuple[str, str, float, float, str]:
 def current_city(rng: random.Random, env: Environment) -> Task:
     c = _city(rng)
     opt, args = _options(rng)
-    q = pick(rng, _CURRENT).format(p=c[0])
-    return Task(query=f"{q}{opt}?", calls=[call("current_weather_by_city", city=c[0], **args)])
+    q, end = pick(rng, _CURRENT)
+    return Task(
+        query=f"{q.format(p=c[0])}{opt}{end}",
+        calls=[call("current_weather_by_city", city=c[0], **args)],
+    )
 
 
 @TASKS.template("current_zip")
@@ -72,7 +80,7 @@ def current_zip(rng: random.Random, env: Environment) -> Task:
     c = _city(rng)
     opt, args = _options(rng)
     return Task(
-        query=f"What's the current weather for zip code {c[4]} in {c[1]}{opt}?",
+        query=f"What's the current weather for zip code {c[4]}, country {c[1]}{opt}?",
         calls=[call("current_weather_by_zip", zip_code=c[4], country_code=c[1], **args)],
     )
 
@@ -82,7 +90,7 @@ def current_coordinates(rng: random.Random, env: Environment) -> Task:
     c = _city(rng)
     opt, args = _options(rng)
     return Task(
-        query=f"Current weather at latitude {c[2]} and longitude {c[3]}{opt}.",
+        query=f"Get the current weather at latitude {c[2]} and longitude {c[3]}{opt}.",
         calls=[call("current_weather_by_coordinates", lat=c[2], lon=c[3], **args)],
     )
 
@@ -97,8 +105,11 @@ def forecast_city(rng: random.Random, env: Environment) -> Task:
     c = _city(rng)
     d, dargs = _days(rng)
     opt, args = _options(rng)
-    q = pick(rng, _FORECAST).format(p=c[0], d=d)
-    return Task(query=f"{q}{opt}.", calls=[call("forecast_by_city", city=c[0], **dargs, **args)])
+    q, end = pick(rng, _FORECAST)
+    return Task(
+        query=f"{q.format(p=c[0], d=d, n=_next_days(d))}{opt}{end}",
+        calls=[call("forecast_by_city", city=c[0], **dargs, **args)],
+    )
 
 
 @TASKS.template("forecast_zip")
@@ -107,7 +118,7 @@ def forecast_zip(rng: random.Random, env: Environment) -> Task:
     d, dargs = _days(rng)
     opt, args = _options(rng, lang=False)
     return Task(
-        query=f"Forecast for the next {d} days for zip code {c[4]}, country {c[1]}{opt}.",
+        query=f"Give me the forecast for {_next_days(d)} for zip code {c[4]}, country {c[1]}{opt}.",
         calls=[call("forecast_by_zip", zip_code=c[4], country_code=c[1], **dargs, **args)],
     )
 
@@ -138,7 +149,7 @@ def air_quality_forecast(rng: random.Random, env: Environment) -> Task:
     h = rng.choice([3, 6, 12, 24])
     args = {} if h == 3 else {"hours": h}
     return Task(
-        query=f"Air quality forecast for the next {h} hours at {c[2]}, {c[3]}.",
+        query=f"Give me the air quality forecast for the next {h} hours at {c[2]}, {c[3]}.",
         calls=[call("air_quality_forecast_by_coordinates", lat=c[2], lon=c[3], **args)],
     )
 
@@ -151,7 +162,7 @@ def geocode(rng: random.Random, env: Environment) -> Task:
     )
 
 
-@TASKS.template("two_cities")
+@TASKS.template("two_cities", atomic=False)
 def two_cities(rng: random.Random, env: Environment) -> Task:
     a, b = rng.sample(CITIES, 2)
     opt, args = _options(rng, lang=False)
@@ -164,14 +175,43 @@ def two_cities(rng: random.Random, env: Environment) -> Task:
     )
 
 
-@TASKS.template("weather_and_air")
+@TASKS.template("weather_and_air", atomic=False)
 def weather_and_air(rng: random.Random, env: Environment) -> Task:
     c = _city(rng)
     opt, args = _options(rng, lang=False)
     return Task(
-        query=f"At latitude {c[2]}, longitude {c[3]}: current weather{opt} and air quality.",
+        query=f"Get the current weather{opt} and the air quality at latitude {c[2]}, longitude {c[3]}.",
         calls=[
             call("current_weather_by_coordinates", lat=c[2], lon=c[3], **args),
             call("air_quality_by_coordinates", lat=c[2], lon=c[3]),
         ],
     )
+
+
+@TASKS.template("geocode_then_forecast", atomic=False)
+def geocode_then_forecast(rng: random.Random, env: Environment) -> Task:
+    c = _city(rng)
+    d, dargs = _days(rng)
+    where = [call("geocode_city", city=c[0])]
+    return Task(
+        query=f"Look up the coordinates of {c[0]} and give me the {d}-day forecast there.",
+        calls=[*where, call("forecast_by_coordinates", lat=c[2], lon=c[3], **dargs)],
+        # the forecast by the city's name is the same forecast
+        alternatives=[[*where, call("forecast_by_city", city=c[0], **dargs)]],
+    )
+
+
+@TASKS.template("air_now_and_later", atomic=False)
+def air_now_and_later(rng: random.Random, env: Environment) -> Task:
+    c = _city(rng)
+    h = rng.choice([6, 12, 24])
+    return Task(
+        query=f"What's the air quality at {c[2]}, {c[3]} now, and how will it be over the next {h} hours?",
+        calls=[
+            call("air_quality_by_coordinates", lat=c[2], lon=c[3]),
+            call("air_quality_forecast_by_coordinates", lat=c[2], lon=c[3], hours=h),
+        ],
+    )
+
+
+TASKS.add_composition(weight=5)

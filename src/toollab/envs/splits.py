@@ -1,0 +1,163 @@
+"""Train / validation / test splits by API combination.
+
+An API combination is the multiset of tool names a gold program calls (a sorted tuple).  The
+test split asks for *recombinations*: programs whose combination of tools never occurs in
+training and validation, while each of its tools does (SambaNova ToolBench's "unseen API
+combinations").  Environments with *held-out tools* (:attr:`TaskSet.held_out_tools`) also put
+every combination that calls one of them into the test split ("unseen API functions"); no other
+tool is held out.
+
+How the combinations are assigned (:func:`split_plan`):
+
+1. a fixed probe of the environment's templates lists the combinations they produce and how
+   often (independent of the seed);
+2. every combination with a held-out tool goes to the test split; single-call combinations stay
+   in training (each tool is seen on its own there);
+3. among the multi-call combinations, shuffled by the seed, the test split takes first those that
+   bring a tool the test split does not cover yet, then any, up to ``test_fraction`` of them, but
+   never one whose removal would leave one of its tools without a training combination;
+4. a combination the probe did not see is a test combination with probability
+   ``test_fraction`` (a stable hash of seed and combination), unless it is a single call.
+
+So the reservation depends on the seed: generate the training and the test split *with the same
+seed* (``toollab bench`` and ``toollab data generate`` do); other seeds hold out other
+combinations, for repeated experiments.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+
+from toollab.envs.base import Environment, env_class
+from toollab.envs.tasks import TASKSETS
+from toollab.envs.tasks.common import Task, TaskSet, TemplateError
+from toollab.errors import UsageError, did_you_mean
+from toollab.schema import GoldCall
+
+Combo = tuple[str, ...]
+#: draws of the probe that lists an environment's API combinations
+PROBE = 600
+
+
+def api_combo(calls: Sequence[GoldCall]) -> Combo:
+    """The multiset of tool names a program calls, as a sorted tuple."""
+    return tuple(sorted(c.name for c in calls))
+
+
+def task_set(env: str) -> TaskSet:
+    if env not in TASKSETS:
+        raise UsageError(
+            f"no goal templates for environment {env!r}{did_you_mean(env, sorted(TASKSETS))}"
+        )
+    return TASKSETS[env]
+
+
+def draw(
+    ts: TaskSet, env: Environment, rng: random.Random, tries: int = 50
+) -> tuple[str, int, Task]:
+    """One template draw: (template name, environment seed, task)."""
+    names = sorted(ts.templates)
+    weights = [ts.weights.get(n, 1.0) for n in names]
+    for _ in range(tries):
+        name = rng.choices(names, weights)[0]
+        env_seed = rng.randrange(100_000)
+        env.reset(env_seed)
+        try:
+            task = ts.templates[name](rng, env)
+        except TemplateError:
+            continue
+        env.reset(env_seed)
+        return name, env_seed, task
+    raise RuntimeError(f"{ts.env}: the templates failed {tries} times in a row")
+
+
+def _stable(text: str) -> int:
+    return int(hashlib.sha1(text.encode()).hexdigest()[:12], 16)
+
+
+@cache
+def probe(env_name: str) -> dict[Combo, int]:
+    """How often each API combination came up in a fixed probe of the templates."""
+    ts = task_set(env_name)
+    env = env_class(env_name)()
+    rng = random.Random(f"probe|{env_name}")
+    counts: Counter[Combo] = Counter()
+    for _ in range(PROBE):
+        _name, _seed, task = draw(ts, env, rng)
+        counts[api_combo(task.calls)] += 1
+    return dict(counts)
+
+
+@dataclass(frozen=True)
+class SplitPlan:
+    """Which API combinations of one environment belong to the test split, for one seed."""
+
+    env: str
+    seed: int
+    held_out: frozenset[str]
+    fraction: float
+    #: combinations the probe saw
+    seen: frozenset[Combo]
+    #: the seen combinations reserved for the test split
+    test: frozenset[Combo]
+
+    def is_test(self, combo: Combo) -> bool:
+        if set(combo) & self.held_out:
+            return True
+        if combo in self.seen:
+            return combo in self.test
+        if len(combo) < 2:
+            return False
+        key = f"{self.env}|{self.seed}|{'+'.join(combo)}"
+        return _stable(key) % 1000 < round(self.fraction * 1000)
+
+
+@cache
+def split_plan(env_name: str, seed: int = 0) -> SplitPlan:
+    ts = task_set(env_name)
+    counts = probe(env_name)
+    held = frozenset(ts.held_out_tools)
+    free = sorted(c for c in counts if not set(c) & held)
+    support = Counter(t for c in free for t in set(c))
+    multi = [c for c in free if len(c) >= 2]
+    random.Random(f"split|{env_name}|{seed}").shuffle(multi)
+    target = round(len(multi) * ts.test_fraction)
+    test: set[Combo] = {c for c in counts if set(c) & held}
+    chosen: set[Combo] = set()
+    covered: set[str] = set()
+
+    def take(c: Combo) -> bool:
+        tools = set(c)
+        if c in chosen or any(support[t] <= 1 for t in tools):
+            return False
+        chosen.add(c)
+        covered.update(tools)
+        for t in tools:
+            support[t] -= 1
+        return True
+
+    for c in multi:  # first pass: widen the test split's tool coverage
+        if len(chosen) < target and not set(c) <= covered:
+            take(c)
+    for c in multi:
+        if len(chosen) >= target:
+            break
+        take(c)
+    return SplitPlan(
+        env=env_name,
+        seed=seed,
+        held_out=held,
+        fraction=ts.test_fraction,
+        seen=frozenset(counts),
+        test=frozenset(test | chosen),
+    )
+
+
+def is_test_combo(env_name: str, combo: Combo, seed: int = 0) -> bool:
+    """Whether an API combination belongs to the test split (never to train / validation)."""
+    return split_plan(env_name, seed).is_test(combo)

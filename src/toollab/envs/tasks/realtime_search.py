@@ -1,0 +1,91 @@
+"""Goal templates of the real-time search environment (ToolEyes scenario RS).  Exchange rates
+need the ``currency`` capability, which the finance environment's conversion also serves."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from toollab.envs.base import Environment
+from toollab.envs.scenarios.realtime import AIRLINES, CURRENCIES, STOCKS, TIMEZONES, TOPICS
+from toollab.envs.tasks.common import Task, TaskSet, call, pick
+
+TASKS = TaskSet("realtime_search")
+
+
+def _flight(rng: random.Random) -> str:
+    return f"{pick(rng, AIRLINES)}{rng.randint(1, 999)}"
+
+
+@TASKS.template("fx", weight=2, needs=("currency",))
+def fx(rng: random.Random, env: Environment) -> Task:
+    a, b = rng.sample(list(CURRENCIES), 2)
+    return Task(
+        query=pick(
+            rng,
+            [
+                f"What's the exchange rate from {a} to {b} right now?",
+                f"How many {b} do I get for one {a} today?",
+            ],
+        ),
+        calls=[call("get_exchange_rate", base=a, quote=b)],
+    )
+
+
+@TASKS.template("stock", weight=2)
+def stock(rng: random.Random, env: Environment) -> Task:
+    s = pick(rng, list(STOCKS))
+    return Task(
+        query=pick(rng, [f"What's the latest price of {s} stock?", f"How is {s} trading today?"]),
+        calls=[call("get_stock_quote", symbol=s)],
+    )
+
+
+@TASKS.template("news", weight=2)
+def news(rng: random.Random, env: Environment) -> Task:
+    t = pick(rng, TOPICS)
+    n = rng.randint(1, 5)
+    args: dict[str, Any] = {"topic": t, **({} if n == 3 else {"limit": n})}
+    lang = ""
+    if rng.random() < 0.3:
+        code, word = pick(rng, [("es", "Spanish"), ("fr", "French"), ("de", "German")])
+        args["language"] = code
+        lang = f" in {word}"
+    what = f"the latest {t} headline" if n == 1 else f"the {n} latest {t} headlines"
+    return Task(query=f"Show me {what}{lang}.", calls=[call("search_news", **args)])
+
+
+@TASKS.template("time")
+def time(rng: random.Random, env: Environment) -> Task:
+    c = pick(rng, list(TIMEZONES))
+    return Task(query=f"What time is it in {c} now?", calls=[call("get_local_time", city=c)])
+
+
+@TASKS.template("flight")
+def flight(rng: random.Random, env: Environment) -> Task:
+    f = _flight(rng)
+    return Task(
+        query=f"Is flight {f} on time today?", calls=[call("get_flight_status", flight_number=f)]
+    )
+
+
+@TASKS.template("two_stocks", atomic=False)
+def two_stocks(rng: random.Random, env: Environment) -> Task:
+    a, b = rng.sample(list(STOCKS), 2)
+    return Task(
+        query=f"Compare the current prices of {a} and {b}.",
+        calls=[call("get_stock_quote", symbol=a), call("get_stock_quote", symbol=b)],
+    )
+
+
+@TASKS.template("trip_check", atomic=False)
+def trip_check(rng: random.Random, env: Environment) -> Task:
+    f = _flight(rng)
+    c = pick(rng, list(TIMEZONES))
+    return Task(
+        query=f"I'm landing in {c} on flight {f}: what's its status and the local time there?",
+        calls=[call("get_flight_status", flight_number=f), call("get_local_time", city=c)],
+    )
+
+
+TASKS.add_composition(weight=4, three=0.4)
