@@ -10,11 +10,11 @@ from typer.testing import CliRunner
 
 from toollab.cli.main import app
 from toollab.envs import env_names
-from toollab.envs.bench import call_counts, summarise
+from toollab.envs.bench import BenchResult, EnvSummary, call_counts, summarise
 from toollab.envs.generate import generate
 from toollab.eval.record import Prediction
 from toollab.parsing import ParseResult
-from toollab.schema import ToolCall
+from toollab.schema import GoldCall, Instance, ToolCall
 
 runner = CliRunner()
 
@@ -45,10 +45,31 @@ def test_data_generate_writes_loadable_jsonl(tmp_path: Path) -> None:
     summary = json.loads(r.stdout)
     assert summary["instances"] == 20 and set(summary["envs"]) == {"home_search", "weather"}
     assert summary["envs"]["home_search"]["api_complexity"] > 0
+    # the figures are also written next to the data
+    stats = json.loads((tmp_path / "gen.stats.json").read_text())
+    assert stats["envs"] == summary["envs"] and stats["split"] == "test"
+    assert "training split" in stats["api_complexity_definition"]
     ds = load_dataset(out, "toollab")
     expected = generate("home_search", "test", 10, 4) + generate("weather", "test", 10, 4)
     assert [i.id for i in ds.instances] == [i.id for i in expected]
     assert [i.gold for i in ds.instances] == [i.gold for i in expected]
+
+
+def test_data_generate_train_complexity_leaves_each_case_out(tmp_path: Path) -> None:
+    from toollab.envs.generate import loo_complexity, split_complexity
+
+    out = tmp_path / "train.jsonl"
+    args = ["data", "generate", "--env", "finance", "--n", "40", "--out", str(out), "--json"]
+    r = runner.invoke(app, args)
+    assert r.exit_code == 0, r.stderr
+    row = json.loads(r.stdout)["envs"]["finance"]
+    insts = generate("finance", "train", 40, 0)
+    assert row["api_complexity"] == loo_complexity("finance", insts)
+    # not the score of the split against itself, where every case is its own demonstration
+    assert row["api_complexity"] > split_complexity("finance", insts, insts)
+    assert json.loads((tmp_path / "train.stats.json").read_text())[
+        "api_complexity_definition"
+    ].startswith("leave-one-out")
 
 
 def test_data_generate_bad_input(tmp_path: Path) -> None:
@@ -106,6 +127,50 @@ def test_bench_unknown_env_is_bad_input(tmp_path: Path) -> None:
         app, ["bench", "--model", "oracle", "--envs", "home_serch", "--out", str(tmp_path)]
     )
     assert r.exit_code == 2 and "did you mean 'home_search'" in r.stderr
+    known = r.stderr.split("known:", 1)[1].replace("\n", " ").split(",")
+    names = [k.strip() for k in known]
+    assert names == sorted(names) and set(names) >= set(env_names())
+
+
+def test_bench_bad_model_writes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "bench"
+    r = runner.invoke(app, ["bench", "--model", "nosuch:x", "--out", str(out)])
+    assert r.exit_code == 2 and "unknown model provider 'nosuch'" in r.stderr
+    assert not out.exists()
+
+
+def test_bench_table_is_readable_at_80_columns() -> None:
+    from rich.console import Console
+
+    from toollab.cli.bench_cmd import COLUMNS, print_table
+
+    res = BenchResult(model="bundled:smollm2-135m", agent=None, constrained=True, limit=6, seed=0)
+    res.wall_s = 433.0
+    for name in env_names():
+        res.envs.append(
+            EnvSummary(
+                env=name,
+                n=120,
+                n_call=96,
+                success=1.0,
+                crash_rate=0.125,
+                dict_f1=0.333,
+                tool_f1=1.0,
+                param_f1=0.5,
+                decision_acc=1.0,
+                lcs=0.75 if name == "household" else None,
+                seconds=1234.0,
+                api_complexity=12.345,
+            )
+        )
+    con = Console(width=80, record=True, color_system=None)
+    print_table(res, con)
+    text = con.export_text()
+    assert "…" not in text and max(len(line) for line in text.splitlines()) <= 80
+    header = next(line for line in text.splitlines() if line.startswith("env "))
+    assert header.split() == [h for h, _ in COLUMNS]
+    assert "data_understanding  120  100.0   12.5  33.3  100.0   50.0  100.0  12.3  1234" in text
+    assert "dec = decision accuracy %" in text and "household: LCS" in text and "75.0 %" in text
 
 
 def test_summary_counts_crashes_wrong_calls_and_decisions() -> None:
@@ -133,6 +198,37 @@ def test_summary_counts_crashes_wrong_calls_and_decisions() -> None:
     assert s.success == 0.0 and s.crash_rate == 1.0 and s.dict_f1 == 0.0
     assert s.decision_acc == pytest.approx(8 / 10)
     assert s.tool_f1 is not None and 0 < s.tool_f1 < 1
+
+
+def test_tool_and_param_f1_take_the_best_acceptable_program() -> None:
+    """A prediction equal to an alternative program scores 1.0, as success does."""
+    gold = [
+        GoldCall(name="Walk", arguments={"object": "kitchen"}),
+        GoldCall(name="Find", arguments={"object": "apple"}),
+    ]
+    alt = [GoldCall(name="Find", arguments={"object": "apple"})]
+    inst = Instance(id="h1", query="q", gold=gold, alternatives=[alt], source="env:household")
+    pred = Prediction(
+        id="h1",
+        parsed=ParseResult.ok([ToolCall(name="Find", arguments={"object": "apple"})]),
+        execution={"crashed": False, "success": True, "f1": 1.0},
+    )
+    s = summarise("household", [inst], [pred])
+    assert s.tool_f1 == 1.0 and s.param_f1 == 1.0
+    # against the gold program alone the same prediction would miss a call
+    ct, pt, gt, *_ = call_counts(pred.parsed.calls, gold)  # type: ignore[union-attr]
+    assert (ct, pt, gt) == (1, 1, 2)
+    # a worse alternative never lowers the score of a prediction that matches the gold
+    exact = Prediction(
+        id="h1", parsed=ParseResult.ok([ToolCall(name=c.name, arguments=c.arguments) for c in gold])
+    )
+    assert summarise("household", [inst], [exact]).tool_f1 == 1.0
+
+
+def test_acceptable_values_count_as_correct_arguments() -> None:
+    g = [GoldCall(name="f", arguments={"unit": "celsius"}, acceptable={"unit": ["celsius", "C"]})]
+    assert call_counts([ToolCall(name="f", arguments={"unit": "C"})], g) == (1, 1, 1, 1, 1, 1)
+    assert call_counts([ToolCall(name="f", arguments={"unit": "K"})], g) == (1, 1, 1, 0, 1, 1)
 
 
 def test_call_counts_match_one_to_one() -> None:

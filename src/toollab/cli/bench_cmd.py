@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich import box
+from rich.console import Console
 from rich.progress import Progress as RichProgress
 from rich.progress import TaskID
 from rich.table import Table
@@ -53,30 +55,39 @@ class _Bars:
 def _fmt(v: float | None, pct: bool = True) -> str:
     if v is None:
         return "-"
-    return f"{100 * v:.1f}" if pct else f"{v:.2f}"
+    return f"{100 * v:.1f}" if pct else f"{v:.1f}"
 
 
-def print_table(result: Any) -> None:
+#: short column headers (the table fits 80 columns) and what they mean
+COLUMNS = (
+    ("env", "environment"),
+    ("n", "test instances"),
+    ("ok", "success %"),
+    ("crash", "crash rate %"),
+    ("dF1", "dict-F1 %"),
+    ("tool", "Tool F1 %"),
+    ("param", "Param F1 %"),
+    ("dec", "decision accuracy %"),
+    ("cx", "API complexity of the test split"),
+    ("s", "seconds"),
+)
+
+
+def print_table(result: Any, out: Console | None = None) -> None:
+    """The per-environment table (readable at 80 columns), a legend and household's LCS."""
+    out = out or console
     table = Table(
-        title=f"toollab bench: {result.model} ({'constrained' if result.constrained else 'free'} decoding, "
-        f"{result.limit} test instances per environment, {result.wall_s:.0f} s)",
+        title=f"toollab bench: {result.model} ({'constrained' if result.constrained else 'free'} "
+        f"decoding, {result.limit} test instances per environment, {result.wall_s:.0f} s)",
         title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        padding=(0, 1),
+        collapse_padding=True,
     )
-    cols = (
-        "env",
-        "n",
-        "success %",
-        "crash %",
-        "dict-F1 %",
-        "tool F1 %",
-        "param F1 %",
-        "decision %",
-        "LCS %",
-        "API cx",
-        "s",
-    )
-    for c in cols:
-        table.add_column(c, justify="left" if c == "env" else "right")
+    for head, _meaning in COLUMNS:
+        table.add_column(head, justify="left" if head == "env" else "right", no_wrap=True)
     for e in result.envs:
         table.add_row(
             e.env,
@@ -87,7 +98,6 @@ def print_table(result: Any) -> None:
             _fmt(e.tool_f1),
             _fmt(e.param_f1),
             _fmt(e.decision_acc),
-            _fmt(e.lcs),
             _fmt(e.api_complexity, False),
             f"{e.seconds:.0f}",
         )
@@ -104,11 +114,14 @@ def print_table(result: Any) -> None:
         _fmt(o["decision_acc"]),
         "",
         "",
-        "",
     )
-    console.print(table)
+    out.print(table)
+    out.print(", ".join(f"{h} = {m}" for h, m in COLUMNS[2:]), soft_wrap=False)
+    for e in result.envs:
+        if e.lcs is not None:
+            out.print(f"{e.env}: LCS to the closest reference plan {_fmt(e.lcs)} %")
     if result.report:
-        console.print(f"report: {result.report}")
+        out.print(f"report: {result.report}")
 
 
 @handle_errors

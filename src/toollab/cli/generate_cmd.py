@@ -13,6 +13,20 @@ from toollab.errors import UsageError
 
 #: size of the training set the validation / test complexity is measured against
 REFERENCE_TRAIN = 200
+#: how the reported API complexity is defined, per split (written to the sidecar file)
+COMPLEXITY_DEFINITION = {
+    "train": "leave-one-out: mean over the split's Call instances t of min d(t, e) over its "
+    "other Call instances e",
+    "validation": "S(T, X, D) of the split's Call instances T against a training split X of "
+    "max(n, 200) Call instances generated with the same seed",
+    "test": "S(T, X, D) of the split's Call instances T against a training split X of "
+    "max(n, 200) Call instances generated with the same seed",
+}
+
+
+def stats_path(out: Path) -> Path:
+    """The sidecar file next to a generated file: ``data/test.jsonl`` -> ``data/test.stats.json``."""
+    return out.with_suffix(".stats.json")
 
 
 def register(app: typer.Typer) -> None:
@@ -69,12 +83,18 @@ def generate_cmd(
 
     The test split uses API combinations (and, for some environments, whole tools) that training
     and validation never use; each split's API complexity score is reported against a training
-    set generated with the same seed.  Read the file back with ``--format toollab``.
+    set generated with the same seed (the training split's own score leaves each case out).
+    The figures are also written next to OUT (``OUT`` with the suffix ``.stats.json``).  Read
+    the file back with ``--format toollab``.
     """
-    from toollab.envs.generate import combo_counts, generate, split_complexity
+    import json
+
+    from toollab.envs.generate import combo_counts, generate, loo_complexity, split_complexity
 
     shares = parse_mix(mix)
     names = resolve_envs(env)
+    if stats_path(out) == out:
+        raise UsageError(f"--out {out}: the figures go to {out}; pick another file name")
     rows: dict[str, dict[str, Any]] = {}
     out.parent.mkdir(parents=True, exist_ok=True)
     total = 0
@@ -84,11 +104,11 @@ def generate_cmd(
             for inst in insts:
                 fh.write(inst.model_dump_json() + "\n")
             total += len(insts)
-            ref = (
-                insts
-                if split == "train"
-                else generate(name, "train", max(n, REFERENCE_TRAIN), seed, (1, 0, 0))
-            )
+            if split == "train":
+                cx = loo_complexity(name, insts)
+            else:
+                ref = generate(name, "train", max(n, REFERENCE_TRAIN), seed, (1, 0, 0))
+                cx = split_complexity(name, insts, ref)
             counts = {
                 d: sum(1 for i in insts if i.decision is not None and i.decision.value == d)
                 for d in ("Call", "NoCall", "NoSearch")
@@ -97,9 +117,20 @@ def generate_cmd(
                 "instances": len(insts),
                 **counts,
                 "api_combinations": len(combo_counts(insts)),
-                "api_complexity": split_complexity(name, insts, ref),
+                "api_complexity": cx,
             }
-    summary = {"out": str(out), "split": split, "seed": seed, "instances": total, "envs": rows}
+    summary = {
+        "out": str(out),
+        "split": split,
+        "seed": seed,
+        "n": n,
+        "mix": list(shares),
+        "instances": total,
+        "api_complexity_definition": COMPLEXITY_DEFINITION[split],
+        "stats": str(stats_path(out)),
+        "envs": rows,
+    }
+    stats_path(out).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     if as_json:
         emit_json(summary)
         return
@@ -118,3 +149,4 @@ def generate_cmd(
             "-" if cx is None else f"{cx:.2f}",
         )
     console.print(table)
+    console.print(f"API complexity: {COMPLEXITY_DEFINITION[split]}; figures in {stats_path(out)}")

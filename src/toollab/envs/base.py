@@ -374,8 +374,8 @@ def env_class(name: str) -> type[Environment]:
     _load_builtin()
     if name not in _ENVS:
         raise UsageError(
-            f"unknown environment {name!r}{did_you_mean(name, list(_ENVS))}; "
-            f"known: {', '.join(_ENVS)}"
+            f"unknown environment {name!r}{did_you_mean(name, sorted(_ENVS))}; "
+            f"known: {', '.join(sorted(_ENVS))}"
         )
     return _ENVS[name]
 
