@@ -82,7 +82,9 @@ class ChatSession:
         self.reset()
 
     def reset(self) -> None:
-        self.messages = [{"role": "system", "content": self.template.system_prompt(self.tools)}]
+        system = self.template.system_prompt(self.tools)
+        # a tool-aware chat template documents the tools itself: no empty system turn then
+        self.messages = [{"role": "system", "content": system}] if system else []
 
     def policy(self, first_step: bool) -> CallPolicy:
         """The constraint of one answer (only used when :attr:`constrained`)."""
@@ -235,8 +237,13 @@ def register(app: typer.Typer) -> None:
         tools, executor = _load_tools(tools_file)
         with console.status(f"loading {model}"):
             m = load_model(model)
+        tpl = tpl.with_model(m)  # `chat`: the model's own chat template
         opts = GenerateOptions(
-            max_tokens=max_tokens, temperature=temperature, seed=seed, native_tools=native
+            max_tokens=max_tokens,
+            temperature=temperature,
+            seed=seed,
+            native_tools=native,
+            template_tools=tpl.tools_in_chat_template,
         )
         session = ChatSession(
             m,

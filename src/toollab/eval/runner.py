@@ -212,9 +212,12 @@ def run_eval(
             owned = model is None
             active = model if model is not None else _load_model(run_config["model"])
             try:
+                template = template.with_model(active)  # `chat`: the model's own template
                 _prepare_model(active, instances, template, agent, config.constrained)
                 ordered = _order_for_reuse(pending, active, agent, template)
-                options = _options_factory(run_config, environment)
+                options = _options_factory(
+                    run_config, environment, template_tools=template.tools_in_chat_template
+                )
                 new = _run_sync(
                     _run_pending(
                         ordered,
@@ -305,7 +308,10 @@ def _prepare_model(
 
 
 def _options_factory(
-    run_config: dict[str, Any], environment: Callable[[Instance], Any] | None
+    run_config: dict[str, Any],
+    environment: Callable[[Instance], Any] | None,
+    *,
+    template_tools: bool = False,
 ) -> Callable[[int], AgentOptions]:
     def make(repeat: int) -> AgentOptions:
         return AgentOptions(
@@ -314,6 +320,7 @@ def _options_factory(
                 temperature=float(run_config["temperature"]),
                 top_p=float(run_config["top_p"]),
                 seed=int(run_config["seed"]) + repeat,
+                template_tools=template_tools,
             ),
             constrained=bool(run_config["constrained"]),
             max_turns=int(run_config["max_turns"]),

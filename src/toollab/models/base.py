@@ -11,6 +11,7 @@ import asyncio
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -34,8 +35,12 @@ class GenerateOptions(BaseModel):
     json_schema: dict[str, Any] | None = None
     #: constrain the output with a raw GBNF grammar (llama.cpp only)
     grammar: str | None = None
-    #: let the server use its native ``tools`` / ``tool_calls`` when it has them
+    #: let the server use its native ``tools`` / ``tool_calls`` when it has them (OpenAI-compatible)
     native_tools: bool = True
+    #: hand ``tools`` to the model's own chat template (llama.cpp, transformers).  Only the
+    #: ``chat`` template route sets it: toollab's other templates document the tools in the
+    #: system prompt already, and a tool-aware chat template would document them a second time
+    template_tools: bool = False
 
 
 class ChatRequest(BaseModel):
@@ -79,6 +84,14 @@ class ModelOutput(BaseModel):
     tag: str | None = None
 
 
+@dataclass(frozen=True)
+class ChatTemplateSource:
+    """A model's own Jinja chat template and the special tokens it refers to."""
+
+    source: str
+    special_tokens: dict[str, str] = field(default_factory=dict)
+
+
 class Model(ABC):
     """Base of every backend.  Subclasses implement :meth:`request` only."""
 
@@ -92,6 +105,11 @@ class Model(ABC):
     @abstractmethod
     async def request(self, req: ChatRequest) -> ModelOutput:
         """Answer one request.  May raise :class:`toollab.errors.BackendError`."""
+
+    def own_chat_template(self) -> ChatTemplateSource | None:
+        """The model's own chat template (GGUF ``tokenizer.chat_template``, the HF tokenizer's),
+        when the backend renders prompts with one; ``None`` otherwise."""
+        return None
 
     # -- shared conveniences --------------------------------------------------------------
     async def safe_request(self, req: ChatRequest) -> ModelOutput:

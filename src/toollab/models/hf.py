@@ -3,7 +3,7 @@
 ``hf:/path/to/model_dir`` loads a model folder; ``hf:/path/model.gguf`` (or a folder plus
 ``gguf_file=NAME``) loads a GGUF through transformers' ``gguf_file=`` (dequantized to float32);
 ``hf:bundled`` is the bundled GGUF that way.  Messages are rendered with the tokenizer's chat
-template (``tools=`` handed to it when ``native_tools`` is set), so prompts and parsing are the same
+template (``tools=`` handed to it only when ``template_tools`` is set: the ``chat`` template route), so prompts and parsing are the same
 as with llama.cpp.  Greedy by default, seed via ``torch.manual_seed``, stop strings, usage and
 timings (prompt time = time to the first new token).
 
@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from toollab.errors import BackendError
-from toollab.models.base import ChatRequest, Model, ModelOutput, Timings, Usage
+from toollab.models.base import (
+    ChatRequest,
+    ChatTemplateSource,
+    Model,
+    ModelOutput,
+    Timings,
+    Usage,
+)
 from toollab.models.bundled import bundled_gguf_path
 from toollab.models.llamacpp import _chatml, physical_cores
 from toollab.models.registry import ModelSpec, merge_options, register_provider
@@ -92,7 +99,7 @@ class HFModel(Model):
         if not getattr(tok, "chat_template", None):
             return _chatml(req.messages)
         tools: list[Any] | None = (
-            [t.to_hf() for t in req.tools] if (req.tools and req.options.native_tools) else None
+            [t.to_hf() for t in req.tools] if (req.tools and req.options.template_tools) else None
         )
         try:
             text = tok.apply_chat_template(
@@ -103,6 +110,17 @@ class HFModel(Model):
                 f"the chat template of {self.name} refused the messages: {exc}"
             ) from exc
         return str(text)
+
+    def own_chat_template(self) -> ChatTemplateSource | None:
+        source = getattr(self.tokenizer, "chat_template", None)
+        if not isinstance(source, str) or not source:
+            return None
+        tokens = {
+            key: tok
+            for key in ("bos_token", "eos_token")
+            if isinstance(tok := getattr(self.tokenizer, key, None), str)
+        }
+        return ChatTemplateSource(source, tokens)
 
     # -- constraints -------------------------------------------------------------------------------
     @staticmethod

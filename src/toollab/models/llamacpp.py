@@ -3,7 +3,8 @@
 * ``bundled:smollm2-135m`` — the bundled GGUF; ``llamacpp:/path/model.gguf`` — any GGUF;
   ``+lora=/path/adapter.gguf`` — a LoRA adapter; ``?n_ctx=4096&n_threads=2`` — options.
 * Chat messages are rendered with the GGUF's own chat template (the same Jinja template
-  transformers uses); :attr:`ChatRequest.prompt` is completed verbatim.
+  transformers uses), ``tools=`` handed to it only when ``options.template_tools`` (the ``chat``
+  template route); :attr:`ChatRequest.prompt` is completed verbatim.
 * Greedy by default (temperature 0 → greedy sampler); the request's seed reaches sampling.
 * ``json_schema`` → a GBNF grammar (compiled once per schema), ``grammar`` → raw GBNF. Greedy
   constrained requests check the grammar lazily (only the argmax token, the full vocabulary
@@ -28,7 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from toollab.errors import BackendError, InputError, UsageError, did_you_mean
-from toollab.models.base import ChatRequest, Model, ModelOutput, Timings, Usage
+from toollab.models.base import (
+    ChatRequest,
+    ChatTemplateSource,
+    Model,
+    ModelOutput,
+    Timings,
+    Usage,
+)
 from toollab.models.bundled import BUNDLED_NAME, bundled_gguf_path
 from toollab.models.llamacpp_greedy import greedy_grammar_completion
 from toollab.models.prefix import PrefixStore, common_prefix_len, order_for_reuse
@@ -149,6 +157,7 @@ class LlamaCppModel(Model):
         self.prefix_store = PrefixStore(prefix_cache) if (prefix_cache and prefix_reuse) else None
         #: greedy + grammar: check only the argmax against the grammar (same text, faster)
         self.lazy_grammar = bool(lazy_grammar)
+        self._template_source: ChatTemplateSource | None = None
         self._formatter = self._make_formatter(chat_template)
 
     # -- prompt rendering ------------------------------------------------------------------------
@@ -157,14 +166,20 @@ class LlamaCppModel(Model):
 
         template = template or self.llm.metadata.get("tokenizer.chat_template")
         if not template:
+            self._template_source = None
             return None
         model = self.llm._model
         eos_id, bos_id = self.llm.token_eos(), self.llm.token_bos()
-        return Jinja2ChatFormatter(
-            template=template,
-            eos_token=model.token_get_text(eos_id) if eos_id != -1 else "",
-            bos_token=model.token_get_text(bos_id) if bos_id != -1 else "",
+        eos = model.token_get_text(eos_id) if eos_id != -1 else ""
+        bos = model.token_get_text(bos_id) if bos_id != -1 else ""
+        self._template_source = ChatTemplateSource(
+            str(template), {"bos_token": bos, "eos_token": eos}
         )
+        return Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
+
+    def own_chat_template(self) -> ChatTemplateSource | None:
+        """The chat template prompts are rendered with (``chat_template=`` or the GGUF's)."""
+        return self._template_source
 
     def render(self, req: ChatRequest) -> str:
         """The exact text the model completes for ``req``."""
@@ -176,7 +191,9 @@ class LlamaCppModel(Model):
             return req.prompt, True, []
         if self._formatter is None:
             return _chatml(req.messages), True, ["<|im_end|>"]
-        tools = [t.to_hf() for t in req.tools] if (req.tools and req.options.native_tools) else None
+        tools = (
+            [t.to_hf() for t in req.tools] if (req.tools and req.options.template_tools) else None
+        )
         try:
             res = self._formatter(messages=req.messages, tools=tools)
         except Exception as exc:  # template errors (e.g. roles must alternate)

@@ -203,11 +203,11 @@ def _decode(text: str) -> tuple[Any, bool]:
         return complete_items(stripped, 0)[0], False
     if stripped.startswith("{"):
         if _NO_CALL_RE.match(stripped):
-            value = {DECISION_KEY: NO_CALL}
+            declined: dict[str, Any] = {DECISION_KEY: NO_CALL}
             partial = _partial_answer(stripped)
             if partial is not None:
-                value["answer"] = partial
-            return value, False
+                declined["answer"] = partial
+            return declined, False
         start = stripped.find("[")
         if start >= 0 and '"calls"' in stripped[:start]:
             value: dict[str, Any] = {"calls": complete_items(stripped, start)[0]}

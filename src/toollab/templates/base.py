@@ -28,6 +28,9 @@ class Template(ABC):
     supports_refs: bool = True
     #: whether the rendering carries a call's output labels (Seal-Tools ``responses``)
     carries_outputs: bool = False
+    #: whether the tools reach the model through its own chat template (``tools=``) rather than
+    #: this template's system prompt; requests then set ``GenerateOptions.template_tools``
+    tools_in_chat_template: bool = False
 
     @abstractmethod
     def system_prompt(self, tools: list[Tool]) -> str:
@@ -54,6 +57,11 @@ class Template(ABC):
         else:
             msgs.append({"role": "user", "content": instance.query})
         return msgs
+
+    def with_model(self, model: Any) -> Template:
+        """This template for a loaded model.  Most templates do not depend on the model; the
+        ``chat`` template takes the model's own chat template (see :class:`ChatTemplate`)."""
+        return self
 
     def parse(self, text: str) -> ParseResult:
         return safe_parse(get_parser(self.parser), text)

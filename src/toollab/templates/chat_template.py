@@ -3,9 +3,14 @@
 Many instruction-tuned models ship a Jinja chat template that documents tools itself (Qwen,
 Hermes, Llama 3.1, Mistral ...).  :class:`ChatTemplate` wraps such a template — from a
 ``transformers`` tokenizer (``tokenizer.apply_chat_template(..., tools=[t.to_hf()])``), a GGUF
-file's ``tokenizer.chat_template`` or a template string — and uses it when its source mentions
-``tools``.  Otherwise it falls back to one of toollab's documented templates (``hermes`` by
-default), which also reads the model's output unless another ``parser`` is named.
+file's ``tokenizer.chat_template``, a loaded model (:meth:`ChatTemplate.with_model`, which is how
+``--template chat`` gets the model's own template) or a template string — and uses it when its
+source mentions ``tools``.  Otherwise it falls back to one of toollab's documented templates
+(``hermes`` by default), which also reads the model's output unless another ``parser`` is named.
+
+:data:`HERMES_TOOLS_CHAT_TEMPLATE` is a compact ChatML template in the Hermes / Qwen 2.5 style
+that takes ``tools=``, for models whose own template does not (the bundled SmolLM2's):
+``load_model("bundled:", chat_template=HERMES_TOOLS_CHAT_TEMPLATE)``.
 """
 
 from __future__ import annotations
@@ -18,6 +23,44 @@ from typing import Any
 from toollab.errors import InputError
 from toollab.schema import Instance, Tool, ToolCall
 from toollab.templates.base import Message, Template, get_template, register_template
+
+#: ChatML with Hermes / Qwen 2.5-style tools: a ``# Tools`` system block listing each tool as
+#: JSON inside ``<tools>``, calls as ``<tool_call>{"name", "arguments"}</tool_call>``, results as
+#: ``<tool_response>`` blocks in a user turn
+HERMES_TOOLS_CHAT_TEMPLATE = """\
+{%- if tools %}
+{{- '<|im_start|>system\\n' }}
+{%- if messages[0]['role'] == 'system' %}{{- messages[0]['content'] + '\\n\\n' }}{%- endif %}
+{{- '# Tools\\n\\nYou may call one or more functions to assist with the user query.\\n\\n' }}
+{{- 'You are provided with function signatures within <tools></tools> XML tags:\\n<tools>' }}
+{%- for tool in tools %}{{- '\\n' + (tool | tojson) }}{%- endfor %}
+{{- '\\n</tools>\\n\\nFor each function call, return a json object with function name and ' }}
+{{- 'arguments within <tool_call></tool_call> XML tags:\\n<tool_call>\\n' }}
+{{- '{"name": <function-name>, "arguments": <args-json-object>}\\n</tool_call><|im_end|>\\n' }}
+{%- elif messages[0]['role'] == 'system' %}
+{{- '<|im_start|>system\\n' + messages[0]['content'] + '<|im_end|>\\n' }}
+{%- endif %}
+{%- for message in messages %}
+{%- if message.role == 'user' or (message.role == 'system' and not loop.first) %}
+{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}
+{%- elif message.role == 'assistant' %}
+{{- '<|im_start|>assistant' }}
+{%- if message.content %}{{- '\\n' + message.content }}{%- endif %}
+{%- for call in message.tool_calls or [] %}
+{%- if call.function is defined %}{%- set call = call.function %}{%- endif %}
+{{- '\\n<tool_call>\\n{"name": "' + call.name + '", "arguments": ' }}
+{%- if call.arguments is string %}{{- call.arguments }}{%- else %}{{- call.arguments | tojson }}{%- endif %}
+{{- '}\\n</tool_call>' }}
+{%- endfor %}
+{{- '<|im_end|>\\n' }}
+{%- elif message.role == 'tool' %}
+{%- if loop.first or messages[loop.index0 - 1].role != 'tool' %}{{- '<|im_start|>user' }}{%- endif %}
+{{- '\\n<tool_response>\\n' + message.content + '\\n</tool_response>' }}
+{%- if loop.last or messages[loop.index0 + 1].role != 'tool' %}{{- '<|im_end|>\\n' }}{%- endif %}
+{%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}
+"""
 
 
 def _tojson(
@@ -95,6 +138,7 @@ class ChatTemplate(Template):
         special_tokens: dict[str, str] | None = None,
     ) -> None:
         self.tokenizer = tokenizer
+        self._parser_arg = parser
         source = (
             chat_template
             if chat_template is not None
@@ -116,10 +160,35 @@ class ChatTemplate(Template):
     def from_gguf(cls, path: str | Path, **kw: Any) -> ChatTemplate:
         return cls(chat_template=gguf_chat_template(path), **kw)
 
+    def with_model(self, model: Any) -> ChatTemplate:
+        """The chat template of a loaded model (its ``own_chat_template()``: the GGUF's
+        ``tokenizer.chat_template``, a ``chat_template=`` override or the HF tokenizer's).
+
+        A template built with an explicit source or tokenizer is kept as it is; a model without
+        a chat template (an OpenAI-compatible server renders its own) keeps the fallback.
+        """
+        if self.source is not None or self.tokenizer is not None:
+            return self
+        own = getattr(model, "own_chat_template", None)
+        found = own() if callable(own) else None
+        if found is None:
+            return self
+        return ChatTemplate(
+            chat_template=found.source,
+            fallback=self.fallback,
+            parser=self._parser_arg,
+            special_tokens={**found.special_tokens, **self.special_tokens},
+        )
+
     @property
     def supports_tools(self) -> bool:
         """Whether the wrapped chat template documents tools itself."""
         return self.source is not None and "tools" in self.source
+
+    @property
+    def tools_in_chat_template(self) -> bool:  # type: ignore[override]
+        """The tools go to the chat template (``tools=``) exactly when it documents them."""
+        return self.supports_tools
 
     # -- prompts ---------------------------------------------------------------------------
     def system_prompt(self, tools: list[Tool]) -> str:
