@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -54,20 +55,40 @@ def test_retrievers_find_the_right_tool(name: str) -> None:
     )
     assert r.retrieve("convert this amount of money to yen", 2)[0].name == "convert_currency"
     hits = r.retrieve("translate this into French", 3)
-    assert [h.rank for h in hits] == [1, 2, 3]
-    assert hits[0].score >= hits[1].score >= hits[2].score
+    # BM25 returns only the tools sharing a word with the query (here one)
+    assert len(hits) == (1 if name == "bm25" else 3)
+    assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
+    assert hits[0].name == "translate_text"
+    assert all(a.score >= b.score for a, b in itertools.pairwise(hits))
 
 
 def test_k_larger_than_pool_returns_everything_ranked() -> None:
-    r = BM25Retriever().index(POOL)
+    r = DenseRetriever().index(POOL)
     hits = r.retrieve("hotel", 50)
     assert len(hits) == len(POOL)
     assert hits[0].name == "book_hotel"
     assert {h.name for h in hits} == {t.name for t in POOL}
 
 
-def test_query_with_unknown_words_still_answers() -> None:
-    assert len(BM25Retriever().index(POOL).retrieve("zzzz qqqq", 3)) == 3
+def test_bm25_returns_only_tools_sharing_a_word_with_the_query() -> None:
+    r = BM25Retriever().index(POOL)
+    hits = r.retrieve("hotel", 50)
+    assert [h.name for h in hits] == ["book_hotel"] and hits[0].score > 0
+    assert r.retrieve("zzzz qqqq", 3) == []  # no known word: no hits
+    assert all(h.score > 0 for h in r.retrieve("the weather and the currency", 6))
+
+
+def test_hybrid_gives_no_rank_credit_to_bm25_misses() -> None:
+    dense = DenseRetriever().index(POOL)
+    hybrid = HybridRetriever().index(POOL)
+    # BM25 knows no word: the fused ranking is the dense ranking
+    q = "zzzz qqqq"
+    assert [h.name for h in hybrid.retrieve(q, 6)] == [h.name for h in dense.retrieve(q, 6)]
+    # one BM25 hit: every other tool is scored by its dense rank alone
+    d_rank = {h.name: h.rank for h in dense.retrieve("hotel", 6)}
+    for h in hybrid.retrieve("hotel", 6):
+        bm25 = 1 / 61 if h.name == "book_hotel" else 0.0
+        assert h.score == pytest.approx(bm25 + 1 / (60 + d_rank[h.name]))
 
 
 def test_bad_inputs_have_clear_errors() -> None:
@@ -75,8 +96,19 @@ def test_bad_inputs_have_clear_errors() -> None:
         BM25Retriever().index([])
     with pytest.raises(InputError, match=r"duplicate tool name.*'book_hotel'"):
         BM25Retriever().index([*POOL, POOL[2]])
+    r = BM25Retriever().index(POOL)
     with pytest.raises(UsageError, match="positive integer"):
-        BM25Retriever().index(POOL).retrieve("x", 0)
+        r.retrieve("x", 0)
+    with pytest.raises(UsageError, match="positive integer, got True"):
+        r.retrieve("x", True)
+    with pytest.raises(UsageError, match=r"positive integer, got 2\.0"):
+        r.retrieve("x", 2.0)  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="query must be a string, got NoneType None"):
+        r.retrieve(None)  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="query 1 is int 5"):
+        r.retrieve_many(["hotel", 5])  # type: ignore[list-item]
+    with pytest.raises(UsageError, match="list of queries"):
+        r.retrieve_many("hotel")
     with pytest.raises(UsageError, match="did you mean 'dense'"):
         get_retriever("dens")
     with pytest.raises(InputError, match="no index"):

@@ -6,7 +6,10 @@ Every retriever indexes a list of :class:`~toollab.schema.Tool` once and answers
 * an empty pool → :class:`~toollab.errors.InputError` ("the tool pool is empty");
 * duplicate tool names → :class:`~toollab.errors.InputError` naming them (a retriever
   returns tools by name, so names must be unique);
-* ``k`` larger than the pool → every tool, ranked (no error); ``k < 1`` → :class:`UsageError`;
+* ``k`` larger than the pool → every tool, ranked (no error); ``k < 1`` or a ``k`` that is not
+  an integer (``True`` included) → :class:`UsageError`;
+* a query that is not a string (``None``) → :class:`UsageError`;
+* BM25 returns only tools that share a word with the query (possibly none);
 * a tool without a description is indexed by its name and parameter names (it can still be
   found), and :attr:`Retriever.undocumented` lists such tools so callers can warn.
 """
@@ -80,9 +83,19 @@ def check_pool(tools: Sequence[Tool]) -> list[Tool]:
 
 
 def check_k(k: int) -> int:
-    if not isinstance(k, int) or k < 1:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise UsageError(f"k must be a positive integer, got {k!r}")
     return k
+
+
+def check_queries(queries: Sequence[str]) -> list[str]:
+    if isinstance(queries, str):
+        raise UsageError("retrieve_many takes a list of queries, got one string")
+    bad = [(i, q) for i, q in enumerate(queries) if not isinstance(q, str)]
+    if bad:
+        i, q = bad[0]
+        raise UsageError(f"a query must be a string; query {i} is {type(q).__name__} {q!r}")
+    return list(queries)
 
 
 class Retriever(ABC):
@@ -109,13 +122,15 @@ class Retriever(ABC):
         """For each query, (tool index, score) pairs, best first, at most ``k``."""
 
     def retrieve(self, query: str, k: int = 5) -> list[Hit]:
+        if not isinstance(query, str):
+            raise UsageError(f"the query must be a string, got {type(query).__name__} {query!r}")
         return self.retrieve_many([query], k)[0]
 
     def retrieve_many(self, queries: Sequence[str], k: int = 5) -> list[list[Hit]]:
         if not self.tools:
             raise InputError("the retriever has no index: call index(tools) first")
         k = min(check_k(k), len(self.tools))
-        results = self._search([q if isinstance(q, str) else str(q) for q in queries], k)
+        results = self._search(check_queries(queries), k)
         return [
             [Hit(self.tools[i], float(s), r + 1) for r, (i, s) in enumerate(res)] for res in results
         ]

@@ -14,7 +14,11 @@ def _analyse(text: str) -> str:
 
 @register_retriever("bm25")
 class BM25Retriever(Retriever):
-    """Okapi BM25 (k1=1.5, b=0.75 by default) with English stop words removed."""
+    """Okapi BM25 (k1=1.5, b=0.75 by default) with English stop words removed.
+
+    Only tools sharing a word with the query are returned: a tool that scores 0 is not a hit, so
+    a query with no known word gets no hits at all (fewer than ``k`` results is normal).
+    """
 
     name = "bm25"
 
@@ -43,11 +47,10 @@ class BM25Retriever(Retriever):
                 [_analyse(q)], update_vocab=False, return_as="ids", show_progress=False
             )
             if not ids or not ids[0]:
-                # no known word: every tool scores 0; keep pool order for a stable answer
-                out.append([(i, 0.0) for i in range(k)])
+                out.append([])  # no known word: nothing matches
                 continue
             # score straight from the sparse index: bm25s' batch ``retrieve`` spins up a thread
             # pool and a progress bar per call, which dominates single-query latency
             scores = self._bm25.get_scores_from_ids(ids[0])
-            out.append(top_k(scores, k))
+            out.append([(i, s) for i, s in top_k(scores, k) if s > 0.0])
         return out

@@ -1,7 +1,9 @@
 """Hybrid retrieval: reciprocal rank fusion (RRF) of BM25 and dense rankings.
 
 score(tool) = Σ_r w_r / (c + rank_r(tool)), with c = 60 (Cormack et al., 2009). Each
-component ranks ``depth`` candidates (default max(50, 4k)).
+component ranks ``depth`` candidates (default max(50, 4k)); BM25 contributes only the tools that
+share a word with the query (it returns no zero-score hits), so a query BM25 knows no word of is
+ranked by the dense side alone.
 """
 
 from __future__ import annotations
