@@ -34,7 +34,7 @@ fi
 if [ "$DEV" = 1 ]; then
   "${PIP[@]}" -e ".[all,dev]"
   if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ]; then
-    (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || echo "chromium not installed: the report rendering test will be skipped" >&2
+    (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || echo "chromium not installed: the report rendering test will fail" >&2
   fi
 else
   "${PIP[@]}" -e ".[all]"

@@ -21,7 +21,9 @@ from toollab.eval.metrics import (
     normalized_lcs,
     score_all,
     score_repeats,
+    scorer_names,
 )
+from toollab.eval.metrics.registry import scorer_class
 from toollab.eval.record import Prediction
 from toollab.schema import GoldCall, Instance
 
@@ -163,8 +165,12 @@ def test_registry_selection_and_errors() -> None:
         Instance(id="3", query="q", source="env:weather"),
     ]
     names = [s.name for s in applicable_scorers(insts)]
-    assert names == ["bfcl", "execution", "seal_tools", "seal_tools_strict"]
-    assert "tooleyes" not in names
+    assert names == ["bfcl", "execution", "seal_tools"]  # the faithful scorers only
+    every = [s.name for s in applicable_scorers(insts, include_variants=True)]
+    assert every == ["bfcl", "execution", "seal_tools", "seal_tools_strict"]
+    assert "tooleyes" not in every
+    variants = {n for n in scorer_names() if not scorer_class(n).default}
+    assert variants == {"seal_tools_strict", "deer_strict", "tooleyes_strict"}
     with pytest.raises(UsageError, match="did you mean 'bfcl'"):
         get_scorer("bfcl_ast_x")
 

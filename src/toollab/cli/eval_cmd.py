@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.progress import Progress, TaskID
 from rich.table import Table
 
@@ -24,11 +25,18 @@ JudgeOpt = typer.Option(
     "--judge",
     help="Model string of an LLM judge for the figures that need one (ToolEyes IU, BP, TS, AO).",
 )
+JudgeCacheOpt = typer.Option(
+    None,
+    "--judge-cache",
+    help="JSONL file keeping the judge's answers, so scoring again asks nothing "
+    "(default: judge_cache.jsonl in the run directory / beside the predictions file).",
+)
 MetricsOpt = typer.Option(
     [],
     "--metrics",
     help="Scorers to run (repeatable or comma-separated; globs like 'seal*' allowed). "
-    "Default: every scorer that applies to the dataset.",
+    "Default: every upstream-faithful scorer that applies to the dataset; corrected variants "
+    "(seal_tools_strict, deer_strict, tooleyes_strict) run only when named.",
 )
 
 
@@ -78,6 +86,14 @@ def print_results(results: dict[str, Any], title: str) -> None:
                 scorer if i == 0 else "", name, fmt_value(value, ci.get(scorer, {}).get(name))
             )
     console.print(table)
+    cov = results.get("coverage") or {}
+    if cov and not cov.get("complete", True):
+        console.print(
+            f"coverage: {cov['expected_predictions'] - cov['missing_predictions']} of "
+            f"{cov['expected_predictions']} expected predictions, "
+            f"{cov['missing_instances']} instance(s) with none",
+            highlight=False,
+        )
     c = results.get("counts") or {}
     console.print(
         f"{c.get('predictions', 0)} predictions over {c.get('instances', 0)} instances"
@@ -151,6 +167,7 @@ def eval_cmd(
         help="Run directory (created; an existing run with the same options is resumed).",
     ),
     judge: str | None = JudgeOpt,
+    judge_cache: Path | None = JudgeCacheOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """Run a model over a dataset and score it.
@@ -181,6 +198,7 @@ def eval_cmd(
         timeout=timeout,
         concurrency=concurrency,
         judge=judge,
+        judge_cache=str(judge_cache) if judge_cache is not None else None,
     )
     bar = _Bar(f"eval {model}")
     try:
@@ -226,9 +244,14 @@ def score_cmd(
         None, "--out", help="Also write the results to this JSON file."
     ),
     judge: str | None = JudgeOpt,
+    judge_cache: Path | None = JudgeCacheOpt,
     json_out: bool = JsonOpt,
 ) -> None:
-    """Rescore a predictions file with no model: every applicable metric (or --metrics)."""
+    """Rescore a predictions file with no model: every applicable metric (or --metrics).
+
+    A file that covers only part of the run is scored over the instances it has; a warning on
+    stderr and "coverage" in the results say how much is missing.
+    """
     from toollab.cli.data_cmd import parse_options
     from toollab.eval.rescore import rescore
     from toollab.eval.store import write_json_atomic
@@ -242,7 +265,10 @@ def score_cmd(
         options=parse_options(option) or None,
         metrics=list(metrics) or None,
         judge=judge,
+        judge_cache=judge_cache,
     )
+    for warning in results.get("warnings", []):
+        console.print(f"[yellow]warning[/]: {escape(warning)}", highlight=False)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(out, results)

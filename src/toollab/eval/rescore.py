@@ -3,6 +3,12 @@
 The dataset comes from the ``run.json`` beside the file unless given.  The file must belong to the
 dataset: every prediction's dataset fingerprint must match, every id must be an instance of it,
 and each ``(id, repeat)`` may appear once.
+
+A file may cover only part of the run (an interrupted run, a hand-made subset).  The figures are
+then over the predicted instances only; ``coverage`` in the results says how many of the
+expected ``(instance, repeat)`` pairs — the run's instances (its ``limit``) × its ``repeats``, or
+every dataset instance when there is no ``run.json`` — have a prediction, and lists the
+instances that have none, and ``warnings`` says so in words.
 """
 
 from __future__ import annotations
@@ -14,10 +20,12 @@ from typing import Any
 from toollab.errors import InputError, UsageError
 from toollab.eval.record import Prediction
 from toollab.eval.runner import score_with_judge
-from toollab.eval.store import RUN_JSON, read_json, read_predictions
+from toollab.eval.store import JUDGE_CACHE, RUN_JSON, read_json, read_predictions
 
 #: how many offending ids an error message lists
 SHOW_IDS = 5
+#: how many missing instance ids ``coverage`` lists
+LIST_MISSING = 50
 
 
 def _some(ids: Sequence[str]) -> str:
@@ -87,6 +95,63 @@ def check_predictions(preds: list[Prediction], dataset: Any, path: Path) -> None
         )
 
 
+def coverage(
+    preds: Sequence[Prediction], expected_ids: Sequence[str], repeats: int
+) -> dict[str, Any]:
+    """How much of the expected ``(instance, repeat)`` grid the predictions cover."""
+    have = {(p.id, p.repeat) for p in preds}
+    predicted = {p.id for p in preds}
+    missing_ids = [i for i in expected_ids if i not in predicted]
+    missing_pairs = sum(1 for i in expected_ids for r in range(repeats) if (i, r) not in have)
+    expected = len(expected_ids) * repeats
+    return {
+        "complete": missing_pairs == 0,
+        "expected_instances": len(expected_ids),
+        "repeats": repeats,
+        "expected_predictions": expected,
+        "predictions": len(have),
+        "fraction": (expected - missing_pairs) / expected if expected else None,
+        "missing_predictions": missing_pairs,
+        "missing_instances": len(missing_ids),
+        "missing_ids": missing_ids[:LIST_MISSING],
+    }
+
+
+def coverage_warning(cov: dict[str, Any]) -> str | None:
+    """One sentence for a file that does not cover the run, else ``None``."""
+    if cov.get("complete", True):
+        return None
+    n_missing = int(cov["missing_instances"])
+    shown = _some([str(i) for i in cov.get("missing_ids", [])][:n_missing])
+    extra = n_missing - len(cov.get("missing_ids", []))
+    if extra > 0:
+        shown = f"{shown} ... ({extra} more)"
+    covered = int(cov["expected_predictions"]) - int(cov["missing_predictions"])
+    text = (
+        f"incomplete predictions: {covered} of {cov['expected_predictions']} expected "
+        f"(instance, repeat) pairs have a prediction"
+    )
+    if n_missing:
+        text += f"; {n_missing} of {cov['expected_instances']} instances have none ({shown})"
+    return text + ". The figures cover only the predicted instances."
+
+
+def _expected(
+    dataset: Any, config: dict[str, Any] | None, preds: Sequence[Prediction]
+) -> tuple[list[str], int]:
+    """(expected instance ids, expected repeats) for the coverage check: the run's when the
+    ``run.json`` describes this dataset, else every instance × the repeats seen."""
+    ids = list(dataset.ids)
+    repeats = max((p.repeat for p in preds), default=0) + 1
+    if config is not None and config.get("dataset") == dataset.fingerprint:
+        limit = config.get("limit")
+        if isinstance(limit, int) and limit >= 0:
+            ids = ids[:limit]
+        if isinstance(config.get("repeats"), int):
+            repeats = max(repeats, int(config["repeats"]))
+    return ids, repeats
+
+
 def rescore(
     predictions: str | Path,
     *,
@@ -95,8 +160,13 @@ def rescore(
     options: dict[str, Any] | None = None,
     metrics: Sequence[str] | None = None,
     judge: str | None = None,
+    judge_cache: str | Path | None = None,
 ) -> dict[str, Any]:
-    """Score a predictions file; returns the same structure as a run's ``results.json``."""
+    """Score a predictions file; returns the same structure as a run's ``results.json``, plus
+    ``coverage`` (and ``warnings`` when the file does not cover the run).
+
+    ``judge_cache`` (default: ``judge_cache.jsonl`` beside the file) keeps the judge's answers.
+    """
     from toollab.data import load_dataset
 
     path = Path(predictions)
@@ -106,9 +176,14 @@ def rescore(
     check_predictions(preds, dataset, path)
     ids = {p.id for p in preds}
     instances = {inst.id: inst for inst in dataset.instances if inst.id in ids}
-    # every applicable scorer unless told otherwise: one file yields every metric family
-    results = score_with_judge(preds, instances, list(metrics) if metrics else None, judge)
-    return {
+    cache = judge_cache if judge_cache is not None else path.parent / JUDGE_CACHE
+    # every applicable default scorer unless told otherwise: one file yields every metric family
+    results = score_with_judge(
+        preds, instances, list(metrics) if metrics else None, judge, judge_cache=cache
+    )
+    expected_ids, repeats = _expected(dataset, config, preds)
+    cov = coverage(preds, expected_ids, repeats)
+    out: dict[str, Any] = {
         "predictions": str(path),
         "dataset": {
             "path": data_path,
@@ -118,4 +193,9 @@ def rescore(
         },
         "run": config or {},
         **results,
+        "coverage": cov,
     }
+    warning = coverage_warning(cov)
+    if warning:
+        out["warnings"] = [warning]
+    return out

@@ -1,9 +1,9 @@
 """Scoring a set of predictions into the ``results.json`` of a run.
 
 Used by ``toollab eval`` (after the last instance) and ``toollab score`` (any predictions file,
-no model).  Every applicable scorer runs on each repeat separately; with more than one repeat the
-headline figures are the mean over repeats and ``ci95`` holds the half-width of the Student-t
-95 % confidence interval.
+no model).  Every applicable default scorer (or those named) runs on each repeat separately; with
+more than one repeat the headline figures are the mean over repeats and ``ci95`` holds the
+half-width of the Student-t 95 % confidence interval.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import math
 import statistics
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from toollab.eval.record import Prediction
@@ -23,17 +24,23 @@ CRASH = "crash"
 
 
 def select_scorers(
-    instances: dict[str, Instance], metrics: Sequence[str] | None, judge: Any = None
+    instances: dict[str, Instance],
+    metrics: Sequence[str] | None,
+    judge: Any = None,
+    judge_cache: str | Path | None = None,
 ) -> list[Any]:
-    """The scorers to run: every applicable one, or those named (``--metrics``).
+    """The scorers to run: every applicable default (upstream-faithful) scorer, or those named
+    (``--metrics``; corrected variants such as ``seal_tools_strict`` run only when named).
 
-    A name may be a scorer name or a glob (``seal-tools*``); an unknown name is an error with a
+    A name may be a scorer name or a glob (``seal_tools*``); an unknown name is an error with a
     did-you-mean hint; a named scorer that reads none of these instances is an error too.
-    ``judge`` (a model) goes to every scorer that needs an LLM judge.
+    ``judge`` (a model) goes to every scorer that needs an LLM judge, as one
+    :class:`~toollab.eval.metrics.judge.Judge` whose answers are kept in ``judge_cache``.
     """
     import fnmatch
 
     from toollab.errors import UsageError
+    from toollab.eval.metrics.judge import as_judge
     from toollab.eval.metrics.registry import (
         applicable_scorers,
         get_scorer,
@@ -44,7 +51,8 @@ def select_scorers(
     names = scorer_names()
     options: dict[str, dict[str, Any]] = {}
     if judge is not None:
-        options = {n: {"judge": judge} for n in names if "judge" in scorer_class(n).needs}
+        shared = as_judge(judge, judge_cache)
+        options = {n: {"judge": shared} for n in names if "judge" in scorer_class(n).needs}
     if not metrics:
         return applicable_scorers(instances, options=options)
     chosen: list[str] = []
@@ -85,13 +93,14 @@ def score_predictions(
     metrics: Sequence[str] | None = None,
     *,
     judge: Any = None,
+    judge_cache: str | Path | None = None,
 ) -> dict[str, Any]:
     """``metrics`` / ``breakdown`` / ``errors`` (and ``ci95`` / ``repeats`` for repeated runs)
     of every selected scorer, plus counts and timing over the predictions."""
     from toollab.eval.metrics.registry import MetricResult, score_all
     from toollab.eval.metrics.stats import aggregate_repeats
 
-    scorers = select_scorers(instances, metrics, judge)
+    scorers = select_scorers(instances, metrics, judge, judge_cache)
     order = {inst_id: i for i, inst_id in enumerate(instances)}
     preds = sorted(predictions, key=lambda p: (p.repeat, order.get(p.id, len(order)), p.id))
     by_repeat: dict[int, list[Prediction]] = {}

@@ -5,13 +5,16 @@ One run = one model × one dataset × one agent × one template, ``repeats`` tim
 1. loads the dataset (``--limit`` keeps the first N instances) and resolves the template and
    agent (defaults by format: Seal-Tools → ``seal``, BFCL → ``python``, DEER → ``deer`` template
    and agent, ToolEyes → ``react`` template and agent, anything else → ``json`` / ``single``);
-2. opens the run directory (:class:`~toollab.eval.store.RunStore`): a new run writes ``run.json``,
-   an existing one must have the same configuration and continues after its last complete line;
+2. opens the run directory (:class:`~toollab.eval.store.RunStore`): an existing run must have the
+   same configuration and continues after its last complete line; when instances are pending the
+   model is loaded and checked, and only then does a new run write ``run.json`` (a model that
+   fails to load leaves nothing behind);
 3. runs every pending ``(instance, repeat)`` pair through the agent with bounded concurrency, in
    the order that maximises shared prompt prefixes, appending each prediction as it completes;
    ``GenerateOptions.seed`` is ``seed + repeat``; an instance that raises or exceeds ``timeout``
    is recorded with its error and scored as a failure;
-4. scores all predictions with every applicable scorer (or ``--metrics``) into ``results.json``.
+4. scores all predictions with every applicable default scorer (or ``--metrics``) into
+   ``results.json``; an LLM judge's answers are cached in ``judge_cache.jsonl``.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from toollab.agents.base import Agent, AgentOptions, environment_for, failed_par
 from toollab.errors import InputError, UsageError
 from toollab.eval.record import Prediction
 from toollab.eval.results import CRASH, TIMEOUT, score_predictions, select_scorers
-from toollab.eval.store import RunStore, done_keys, unique
+from toollab.eval.store import JUDGE_CACHE, RunStore, done_keys, unique
 from toollab.models.base import ChatRequest, GenerateOptions, Model
 from toollab.schema import Instance
 from toollab.templates.base import Template
@@ -88,6 +91,8 @@ class EvalConfig(BaseModel):
     concurrency: int | None = Field(default=None, ge=1)
     #: model string of the LLM judge for scorers that need one (ToolEyes IU/BP/TS/AO)
     judge: str | None = None
+    #: the judge's answer cache (JSONL); default ``OUT/judge_cache.jsonl``
+    judge_cache: str | None = None
 
 
 class ProgressSink(Protocol):
@@ -160,6 +165,7 @@ def resolved_config(config: EvalConfig, dataset: Any, n_instances: int) -> dict[
         "max_turns": config.max_turns,
         "timeout": config.timeout,
         "judge": config.judge,
+        "judge_cache": config.judge_cache,
         "dataset": dataset.fingerprint,
         "dataset_name": dataset.name,
         "instances": n_instances,
@@ -194,7 +200,7 @@ def run_eval(
     select_scorers(by_id, config.metrics or None)  # a bad --metrics fails before any work
 
     with RunStore(out) as store:
-        resumed = store.prepare(run_config, IDENTITY_FIELDS)
+        resumed = store.check(run_config, IDENTITY_FIELDS)  # another run here: fail, write nothing
         existing = [p for p in unique(store.load()) if p.repeat < config.repeats]
         wanted = {inst.id for inst in instances}
         existing = [p for p in existing if p.id in wanted]
@@ -205,15 +211,20 @@ def run_eval(
             for r in range(config.repeats)
             if (inst.id, r) not in done
         ]
-        if progress is not None:
-            progress.start(len(instances) * config.repeats, len(done))
+        owned = model is None
+        active: Model | None = None
         new: list[Prediction] = []
-        if pending:
-            owned = model is None
-            active = model if model is not None else _load_model(run_config["model"])
-            try:
+        try:
+            if pending:
+                # load and check the model before run.json is written: a bad --model leaves no
+                # run behind, and the corrected command starts afresh
+                active = model if model is not None else _load_model(run_config["model"])
                 template = template.with_model(active)  # `chat`: the model's own template
                 _prepare_model(active, instances, template, agent, config.constrained)
+            store.prepare(run_config, IDENTITY_FIELDS)
+            if progress is not None:
+                progress.start(len(instances) * config.repeats, len(done))
+            if active is not None:
                 ordered = _order_for_reuse(pending, active, agent, template)
                 options = _options_factory(
                     run_config, environment, template_tools=template.tools_in_chat_template
@@ -232,11 +243,14 @@ def run_eval(
                         progress=progress,
                     )
                 )
-            finally:
-                if owned:
-                    active.close()
+        finally:
+            if owned and active is not None:
+                active.close()
         preds = existing + new
-        results = score_with_judge(preds, by_id, config.metrics or None, config.judge)
+        judge_cache = config.judge_cache or str(Path(out) / JUDGE_CACHE)
+        results = score_with_judge(
+            preds, by_id, config.metrics or None, config.judge, judge_cache=judge_cache
+        )
         results = {
             "run": run_config,
             **results,
@@ -265,13 +279,18 @@ def score_with_judge(
     instances: dict[str, Instance],
     metrics: Sequence[str] | None,
     judge: str | None,
+    *,
+    judge_cache: str | Path | None = None,
 ) -> dict[str, Any]:
-    """:func:`score_predictions`, with the judge model (a model string) loaded for the scoring."""
+    """:func:`score_predictions`, with the judge model (a model string) loaded for the scoring;
+    its answers are kept in ``judge_cache`` (JSONL), so scoring again asks nothing."""
     if not judge:
         return score_predictions(preds, instances, metrics)
     judge_model = _load_model(judge)
     try:
-        return score_predictions(preds, instances, metrics, judge=judge_model)
+        return score_predictions(
+            preds, instances, metrics, judge=judge_model, judge_cache=judge_cache
+        )
     finally:
         judge_model.close()
 

@@ -29,6 +29,8 @@ PREDICTIONS = "predictions.jsonl"
 RUN_JSON = "run.json"
 RESULTS = "results.json"
 LOCK = ".toollab.lock"
+#: the LLM judge's answers (``toollab eval --judge``; ``toollab score`` writes it beside the file)
+JUDGE_CACHE = "judge_cache.jsonl"
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:
@@ -131,6 +133,8 @@ class RunStore:
         self.results_path = self.root / RESULTS
         self._fd: int | None = None
         self._lock_fh: Any = None
+        self._made_root = False
+        self._made_lock = False
         #: how many bytes of a partial last line were cut when the directory was opened
         self.repaired_bytes = 0
 
@@ -138,7 +142,9 @@ class RunStore:
     def __enter__(self) -> RunStore:
         if self.root.exists() and not self.root.is_dir():
             raise InputError("--out must be a directory, but a file is there", path=self.root)
+        self._made_root = not self.root.exists()
         self.root.mkdir(parents=True, exist_ok=True)
+        self._made_lock = not (self.root / LOCK).exists()
         fh = (self.root / LOCK).open("a")
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -164,19 +170,27 @@ class RunStore:
                 fcntl.flock(self._lock_fh.fileno(), fcntl.LOCK_UN)
             self._lock_fh.close()
             self._lock_fh = None
+            self._remove_if_unused()
+
+    def _remove_if_unused(self) -> None:
+        """A run that stopped before writing anything (a bad model, say) leaves no trace: the
+        lock file it created goes, and the directory too when it made it and it is empty."""
+        if self.run_path.exists() or self.predictions_path.exists():
+            return
+        with contextlib.suppress(OSError):
+            if self._made_lock:
+                (self.root / LOCK).unlink()
+            if self._made_root:
+                self.root.rmdir()
 
     # -- configuration -----------------------------------------------------------------------------
     def existing_config(self) -> dict[str, Any] | None:
         return read_json(self.run_path) if self.run_path.is_file() else None
 
-    def prepare(
-        self, config: dict[str, Any], identity: Sequence[str], *, explain: str = ""
-    ) -> bool:
-        """Write ``run.json`` for a new run, or check it for a resumed one.
-
-        Returns True when the directory already held this run.  Fields in ``identity`` must be
-        equal; the others (e.g. the metric selection) are updated in ``run.json``.
-        """
+    def check(self, config: dict[str, Any], identity: Sequence[str], *, explain: str = "") -> bool:
+        """Whether the directory already holds this run (True) or none (False); an error when it
+        holds another run (fields in ``identity`` differ) or predictions without ``run.json``.
+        Writes nothing."""
         old = self.existing_config()
         if old is None:
             if self.predictions_path.is_file() and self.predictions_path.stat().st_size > 0:
@@ -185,7 +199,6 @@ class RunStore:
                     "checked before continuing; use another --out",
                     path=self.root,
                 )
-            write_json_atomic(self.run_path, config)
             return False
         diffs = config_differences(old, config, identity)
         if diffs:
@@ -195,6 +208,21 @@ class RunStore:
                 f"Rerun with the same options to resume it, or use another --out{explain}",
                 path=self.run_path,
             )
+        return True
+
+    def prepare(
+        self, config: dict[str, Any], identity: Sequence[str], *, explain: str = ""
+    ) -> bool:
+        """Write ``run.json`` for a new run, or check it for a resumed one.
+
+        Returns True when the directory already held this run.  Fields in ``identity`` must be
+        equal; the others (e.g. the metric selection) are updated in ``run.json``.
+        """
+        resumed = self.check(config, identity, explain=explain)
+        if not resumed:
+            write_json_atomic(self.run_path, config)
+            return False
+        old = self.existing_config() or {}
         if any(old.get(k) != v for k, v in config.items()):
             write_json_atomic(self.run_path, {**old, **config})
         return True

@@ -3,9 +3,9 @@
 >>> from toollab.eval.metrics import applicable_scorers, score_all
 >>> results = score_all(predictions, {i.id: i for i in instances})
 
-Scorers: ``seal_tools`` / ``seal_tools_strict``, ``bfcl``, ``deer`` / ``deer_strict`` /
-``deer_baseline``, ``alpha_umi``, ``tooleyes`` (optional LLM judge), ``execution``,
-``dialogue``.  See docs/metrics.md.
+Scorers: ``seal_tools``, ``bfcl``, ``deer``, ``deer_baseline``, ``alpha_umi``, ``tooleyes``
+(optional LLM judge), ``execution``, ``dialogue``; corrected variants, run only when named:
+``seal_tools_strict``, ``deer_strict``, ``tooleyes_strict``.  See docs/metrics.md.
 """
 
 from toollab.eval.metrics import (  # noqa: F401  (registration)

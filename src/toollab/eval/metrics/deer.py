@@ -300,6 +300,7 @@ class DeerScorer(_DeerBase):
     formats=("deer",),
     needs=("steps",),
     description="DEER decision accuracies with an exact call check (name and arguments)",
+    default=False,
 )
 class DeerStrictScorer(_DeerBase):
     """Corrected variant: a call counts only when the name and arguments equal the gold's."""

@@ -59,7 +59,8 @@ class Scorer(ABC):
     #: what it reads from a prediction: ``raw``, ``steps``, ``execution``, ``judge``
     needs: ClassVar[tuple[str, ...]] = ("raw",)
     description: ClassVar[str] = ""
-    #: part of the default selection of :func:`applicable_scorers`
+    #: part of the default selection of :func:`applicable_scorers` (the upstream-faithful
+    #: scorers); a corrected variant (``*_strict``) is ``False`` and runs when named
     default: ClassVar[bool] = True
 
     def accepts(self, instance: Instance) -> bool:
@@ -167,13 +168,14 @@ def get_scorer(name: str, **options: Any) -> Scorer:
 def applicable_scorers(
     instances: Iterable[Instance] | dict[str, Instance],
     *,
-    include_variants: bool = True,
+    include_variants: bool = False,
     options: dict[str, dict[str, Any]] | None = None,
 ) -> list[Scorer]:
     """The scorers that read at least one of these instances, in name order.
 
-    ``include_variants=False`` keeps only the default (upstream-faithful) scorers; ``options``
-    maps a scorer name to constructor options (e.g. ``{"tooleyes": {"judge": judge}}``).
+    By default only the default (upstream-faithful) scorers; ``include_variants=True`` adds the
+    corrected variants (``seal_tools_strict``, ``deer_strict``, ``tooleyes_strict``).
+    ``options`` maps a scorer name to constructor options (e.g. ``{"tooleyes": {"judge": j}}``).
     """
     _load_builtin()
     items = list(instances.values()) if isinstance(instances, dict) else list(instances)
@@ -193,7 +195,8 @@ def score_all(
     instances: dict[str, Instance],
     scorers: list[Scorer] | None = None,
 ) -> dict[str, MetricResult]:
-    """Run every applicable scorer (or the given ones); a scorer bug is reported, not raised."""
+    """Run every applicable default scorer (or the given ones); a scorer bug is reported, not
+    raised."""
     chosen = scorers if scorers is not None else applicable_scorers(instances)
     out: dict[str, MetricResult] = {}
     for sc in chosen:

@@ -212,7 +212,7 @@ class SealToolsScorer(_SealBase):
     formats=("seal-tools",),
     needs=("raw",),
     description="Seal-Tools metrics with one-to-one call matching and no quote swap",
-    default=True,
+    default=False,
 )
 class SealToolsStrictScorer(_SealBase):
     """Corrected variant: toollab's ``seal`` parser and one-to-one matching."""

@@ -2,46 +2,45 @@
 
 The trace is ``Prediction.steps``: model turns have ``role="assistant"`` and their full text
 (``Thought: … Action: … Action Input: …``), user turns after the query ``role="user"``, tool
-results any other role (``"observation"``).  Without steps, ``raw`` is one assistant turn.
+results any other role (``"observation"``).  Without steps, ``raw`` is one assistant turn.  When
+the run recorded how the loop ended (``execution["ended_by"]``), the trace ends as upstream's
+inference ends it: after ``max_turns`` with the forced "I cannot solve this task due to trying
+too many times" turn, after a backend error with the "During execution, an error occurs." turn
+in place of the failed one.
 
 Rule-based (always reported):
 
 * ``IF`` (format alignment) = format-correct assistant turns / assistant turns.  A turn is
   correct when Thought/Action/Action Input are found with a non-empty action and the Action Input
-  is a Python literal; the final turn (the one equal to the last message) counts as correct when
-  it passes the ReAct check alone, and as wrong when it is the forced "I cannot handle the task"
-  stop.
+  is a Python literal; the final turn (any turn equal to the last message) counts as correct when
+  it passes the ReAct check alone, and as wrong when it is a forced stop.
 * ``tool_reality`` = 1 − (hallucinated-tool turns + parameter-error turns) / format-correct
   non-final turns.  A parameter error is a missing required parameter or a parameter the doc
-  does not declare.  Upstream quirk kept: once a hallucinated tool was seen, later turns are no
-  longer checked for parameter errors.
+  does not declare.  Upstream quirks kept: once a hallucinated tool was seen, later turns are no
+  longer checked for parameters; and ``required_param_check`` removes the parameters a call
+  supplies from the tool doc's ``required`` list *in place*, once per conversation, so a later
+  call to the same tool that lacks a required parameter an earlier call supplied is not flagged.
+  ``tooleyes_strict`` checks every call against the full ``required`` list.
 
 Judged by an LLM (``judge=`` a :class:`toollab.models.base.Model` or
 :class:`~toollab.eval.metrics.judge.Judge`; 1–10 scores divided by 10), ``None`` without a judge:
 ``IU`` = thought focus, ``BP`` = validity × quality, ``TS`` = tool_reality × mean tool-thought
-match, ``AO`` = relevance of the final answer, ``overall`` = mean of IF, IU, BP, TS, AO.
-Action Inputs are read with ``ast.literal_eval`` where upstream uses ``eval``.
+match over the turns upstream keeps, ``AO`` = relevance of the final answer, ``overall`` = mean
+of IF, TS, BP, IU, AO.  The prompts are upstream's (:mod:`.tooleyes_prompts`).  Action Inputs
+are read with ``ast.literal_eval`` where upstream uses ``eval``.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toollab.eval.metrics.judge import (
-    Judge,
-    as_judge,
-    focus_prompt,
-    match_prompt,
-    quality_prompt,
-    relevance_prompt,
-    validity_prompt,
-)
+from toollab.eval.metrics.judge import Judge, as_judge
 from toollab.eval.metrics.registry import MetricResult, Scorer, instance_key, mean, scorer
+from toollab.eval.metrics.tooleyes_prompts import judge_prompts
 from toollab.eval.record import Prediction
 from toollab.parsing._text import load_literal
 from toollab.parsing.react import tooleyes_segments
@@ -49,6 +48,15 @@ from toollab.schema import Instance, Tool
 
 FAILED_ANSWER = "I cannot handle the task."
 FORCED_STOPS = ("trying too many times", "During execution, an error occurs.")
+#: the turns upstream's inference loop appends when it stops a conversation
+MAX_TURNS_STOP = (
+    "Thought: I cannot solve this task due to trying too many times.\nAction: finish\n"
+    'Action Input: {"answer": "I cannot handle the task."}'
+)
+ERROR_STOP = (
+    "Thought: During execution, an error occurs.\nAction: finish\n"
+    'Action Input: {"answer": "I cannot handle the task."}'
+)
 ASSISTANT_ROLES = ("assistant", "model")
 BUILTIN_TOOLS = ("finish", "ask_to_user")
 
@@ -63,18 +71,6 @@ def json_format_ok(text: str) -> bool:
     """Upstream ``json_format_check``: the Action Input is a Python literal."""
     seg = tooleyes_segments(text)
     return seg is not None and load_literal(seg[2])[0]
-
-
-def _judge_thought(text: str) -> str:
-    head = text.split("Action:", 1)[0]
-    return re.sub(r"Thought\s*:", "", head).strip()
-
-
-def _judge_tool(text: str) -> str:
-    m = re.search(r"Action:(.*?)Input", text, re.DOTALL)
-    if not m:
-        return ""
-    return re.sub(r"Action Input", "", m.group(1)).strip()
 
 
 @dataclass
@@ -100,33 +96,68 @@ class TraceScore:
         return 1 - (self.tool_hallu + self.param_err) / self.tool_checked
 
 
-def _param_error(tool: Tool | None, args: Any) -> bool:
+class RequiredCheck:
+    """The required-parameter check of one conversation.
+
+    Faithful (``consume=True``): upstream ``required_param_check`` removes each supplied
+    parameter from the tool's ``required`` list and fails while the list is not empty, so the
+    list shrinks over the conversation.  Corrected (``consume=False``): every call is checked
+    against the full list.
+    """
+
+    def __init__(self, consume: bool) -> None:
+        self.consume = consume
+        self.remaining: dict[str, list[str]] = {}
+
+    def missing(self, tool: Tool, args: dict[str, Any]) -> bool:
+        if not self.consume:
+            return any(r not in args for r in tool.required)
+        left = self.remaining.setdefault(tool.name, list(tool.required))
+        for k in args:
+            if k in left:
+                left.remove(k)
+        return len(left) > 0
+
+
+def _param_error(tool: Tool | None, args: Any, required: RequiredCheck) -> bool:
     if tool is None:
         return False
     if not isinstance(args, dict):
-        return True
-    props = tool.properties
-    missing = any(r not in args for r in tool.required)
-    unknown = any(k not in props for k in args)
+        return True  # upstream fails on ``.keys()`` of a non-dict
+    missing = required.missing(tool, args)
+    unknown = any(k not in tool.properties for k in args)
     return missing or unknown
 
 
-def score_trace(turns: list[str], last_message: str, tools: dict[str, Tool | None]) -> TraceScore:
-    """The rule-based part of one trace (IF and tool reality)."""
+def _is_forced_stop(text: str) -> bool:
+    return FAILED_ANSWER in text and any(m in text for m in FORCED_STOPS)
+
+
+def score_trace(
+    turns: list[str],
+    last_message: str,
+    tools: dict[str, Tool | None],
+    *,
+    consume_required: bool = True,
+) -> TraceScore:
+    """The rule-based part of one trace (IF and tool reality), and the turns whose
+    tool-thought match enters TS (upstream ``origin_TS_score`` without its ``-1`` entries)."""
     s = TraceScore()
     hallu_seen = 0
-    for idx, text in enumerate(turns):
+    required = RequiredCheck(consume_required)
+    dropped: set[int] = set()
+    conv_cnt = 0  # upstream's index into the match scores: not advanced by final turns
+    for text in turns:
         s.assistant_turns += 1
         is_last = text == last_message
-        if is_last and FAILED_ANSWER in text and any(m in text for m in FORCED_STOPS):
+        if is_last and _is_forced_stop(text):
             s.ans_pass = 0
             s.errors.append("force_terminated")
-            s.match_turns.append(idx)
             continue
         react_ok = reasoning_format_ok(text)
         if is_last and react_ok:
+            s.ans_pass = 1
             s.format_correct += 1
-            s.match_turns.append(idx)
             continue
         json_ok = json_format_ok(text)
         if not react_ok:
@@ -134,10 +165,12 @@ def score_trace(turns: list[str], last_message: str, tools: dict[str, Tool | Non
         elif not json_ok:
             s.errors.append("action_input_error")
         if not (react_ok and json_ok):
+            dropped.add(conv_cnt)
+            conv_cnt += 1
             continue
+        conv_cnt += 1
         s.format_correct += 1
         s.tool_checked += 1
-        s.match_turns.append(idx)
         seg = tooleyes_segments(text)
         assert seg is not None  # checked by reasoning_format_ok above
         action = seg[1]
@@ -148,9 +181,10 @@ def score_trace(turns: list[str], last_message: str, tools: dict[str, Tool | Non
             continue
         if hallu_seen:
             continue  # upstream: no parameter check after a hallucinated tool
-        if _param_error(tools[action], load_literal(seg[2])[1]):
+        if _param_error(tools[action], load_literal(seg[2])[1], required):
             s.param_err += 1
             s.errors.append("param_error")
+    s.match_turns = [i for i in range(len(turns)) if i not in dropped]
     return s
 
 
@@ -160,12 +194,23 @@ def trace_of(pred: Prediction) -> tuple[list[str], list[tuple[int, str]], str]:
         return ([pred.raw] if pred.raw else []), [], pred.raw
     turns: list[str] = []
     users: list[tuple[int, str]] = []
-    for s in pred.steps:
+    last = ""
+    ended_by = (pred.execution or {}).get("ended_by")
+    for i, s in enumerate(pred.steps):
         if s.role in ASSISTANT_ROLES:
+            if ended_by == "error" and i == len(pred.steps) - 1 and s.error:
+                break  # upstream keeps no turn for a failed model call
             turns.append(s.text)
         elif s.role == "user":
             users.append((len(turns), s.text))
-    return turns, users, pred.steps[-1].text
+        last = s.text
+    if ended_by == "error":
+        turns.append(ERROR_STOP)
+        last = ERROR_STOP
+    elif ended_by == "max_turns" and not (turns and _is_forced_stop(turns[-1])):
+        turns.append(MAX_TURNS_STOP)
+        last = MAX_TURNS_STOP
+    return turns, users, last
 
 
 def tool_table(inst: Instance) -> dict[str, Tool | None]:
@@ -188,37 +233,7 @@ def tool_document(inst: Instance) -> str:
     )
 
 
-def _final_answer(text: str) -> str:
-    seg = tooleyes_segments(text.replace("\\\\", "\\").replace("{\n", "{").replace("\n}", "}"))
-    if seg is None:
-        return ""
-    ok, value, _ = load_literal(seg[2])
-    if ok and isinstance(value, dict) and "answer" in value:
-        return str(value["answer"])
-    return seg[2]
-
-
-def judge_prompts(
-    inst: Instance, turns: list[str], users: list[tuple[int, str]], last: str
-) -> dict[str, Any]:
-    """The five judge prompts of one trace (``match`` is one prompt per assistant turn)."""
-    doc = tool_document(inst)
-    plain = "\n\n".join(f"Turn {i + 1}:\n{_judge_thought(t)}" for i, t in enumerate(turns)).strip()
-    parts: list[str] = []
-    user_at = defaultdict(list)
-    for pos, text in users:
-        user_at[pos].append(text)
-    for i, t in enumerate(turns):
-        parts.extend(f"User request:\n{u.strip()}" for u in user_at.get(i, []))
-        parts.append(f"Turn {i + 1}:\n{_judge_thought(t)}")
-    with_users = "\n\n".join(parts).strip()
-    return {
-        "focus": focus_prompt(doc, inst.query, with_users),
-        "validity": validity_prompt(doc, inst.query, plain),
-        "quality": quality_prompt(doc, inst.query, plain),
-        "relevance": relevance_prompt(doc, inst.query, _final_answer(last)),
-        "match": [match_prompt(doc, _judge_thought(t), _judge_tool(t)) for t in turns],
-    }
+Row = tuple[str, Instance, TraceScore, dict[str, Any] | None]
 
 
 @scorer(
@@ -228,22 +243,44 @@ def judge_prompts(
     description="ToolEyes IF and tool reality by rule; IU, BP, TS, AO and overall with a judge",
 )
 class ToolEyesScorer(Scorer):
-    """ToolEyes' five capability scores."""
+    """ToolEyes' five capability scores, upstream rules (quirks included).
 
-    def __init__(self, judge: Any = None, judge_cache: str | Path | None = None) -> None:
+    ``judge``: a model or :class:`Judge` for IU, BP, TS, AO; ``judge_cache``: its answer file;
+    ``demonstrations``: the run used ToolEyes' five-shot prompt (the judge prompts then show the
+    tool document alone, as upstream's ``use_demon``).
+    """
+
+    consume_required = True
+
+    def __init__(
+        self,
+        judge: Any = None,
+        judge_cache: str | Path | None = None,
+        demonstrations: bool = False,
+    ) -> None:
         self.judge: Judge | None = as_judge(judge, judge_cache)
+        self.demonstrations = demonstrations
 
     def score(self, predictions: list[Prediction], instances: dict[str, Instance]) -> MetricResult:
         res = self.new_result()
-        rows: list[tuple[str, Instance, TraceScore, dict[str, Any] | None]] = []
+        rows: list[Row] = []
         for pred, inst in self.pairs(predictions, instances, res):
             turns, users, last = trace_of(pred)
-            ts = score_trace(turns, last, tool_table(inst))
+            ts = score_trace(turns, last, tool_table(inst), consume_required=self.consume_required)
             if pred.error and not turns:
                 ts.errors.append("prediction_error")
             for e in ts.errors:
                 res.add_error(e)
-            prompts = judge_prompts(inst, turns, users, last) if self.judge and turns else None
+            prompts = None
+            if self.judge and turns:
+                prompts = judge_prompts(
+                    tool_document(inst),
+                    inst.query,
+                    turns,
+                    users,
+                    last,
+                    demonstrations=self.demonstrations,
+                )
             rows.append((instance_key(pred), inst, ts, prompts))
 
         judged = self._ask(rows, res) if self.judge else {}
@@ -271,9 +308,9 @@ class ToolEyesScorer(Scorer):
             res.notes.append(f"judge: {self.judge.name}")
         return res
 
-    def _ask(
-        self, rows: list[tuple[str, Instance, TraceScore, dict[str, Any] | None]], res: MetricResult
-    ) -> dict[str, dict[str, Any]]:
+    def _ask(self, rows: list[Row], res: MetricResult) -> dict[str, dict[str, Any]]:
+        """Raw 1–10 judge scores per trace (``None`` for a failed request, 0 for an unreadable
+        answer, as upstream)."""
         assert self.judge is not None
         flat: list[list[dict[str, str]]] = []
         index: list[tuple[str, str, int]] = []
@@ -291,12 +328,12 @@ class ToolEyesScorer(Scorer):
         for (key, name, i), v in zip(index, verdicts, strict=True):
             if v.error:
                 res.add_error("judge_error")
-                score: float | None = None
+                score: int | None = None
             elif v.score is None:
                 res.add_error("judge_unparseable")
-                score = 0.0  # upstream scores an unreadable answer 0
+                score = 0  # upstream scores an unreadable answer 0
             else:
-                score = v.score / 10
+                score = v.score
             if name == "match":
                 out[key]["match"][i] = score
             else:
@@ -305,33 +342,52 @@ class ToolEyesScorer(Scorer):
 
     @staticmethod
     def _judged_figures(ts: TraceScore, j: dict[str, Any] | None) -> dict[str, float | None]:
+        """Upstream's arithmetic (``eval_single_data``), operation for operation."""
         if j is None:
             if ts.assistant_turns == 0:  # nothing to judge: every capability scores 0
                 return {"IU": 0.0, "BP": 0.0, "TS": 0.0, "AO": 0.0, "overall": 0.0}
             return {"IU": None, "BP": None, "TS": None, "AO": None, "overall": None}
-        iu = j.get("focus")
-        val, qual = j.get("validity"), j.get("quality")
-        bp = val * qual if val is not None and qual is not None else None
+        focus, val, qual, rel = (j.get(k) for k in ("focus", "validity", "quality", "relevance"))
+        iu = focus / 10 if focus is not None else None
+        bp = val / 10 * qual / 10 if val is not None and qual is not None else None
         raw_matches = [j["match"].get(i) for i in ts.match_turns]
-        matches = [float(m) for m in raw_matches if m is not None]
         tsc: float | None
-        if len(matches) < len(raw_matches):
+        if any(m is None for m in raw_matches):
             tsc = None  # a judge request failed
+        elif raw_matches:
+            tsc = ts.tool_reality * (sum(raw_matches) / len(raw_matches)) / 10
         else:
-            tsc = ts.tool_reality * (sum(matches) / len(matches)) if matches else 0.0
-        ao = j.get("relevance")
-        parts = [ts.IF, iu, bp, tsc, ao]
-        known = [float(p) for p in parts if p is not None]
-        overall = sum(known) / 5 if len(known) == 5 else None
+            tsc = 0.0
+        ao = rel / 10 if rel is not None else None
+        parts = (ts.IF, tsc, bp, iu, ao)  # upstream's order: IF, TS, BP, IU, AO
+        overall: float | None = None
+        if all(p is not None for p in parts):
+            overall = 0.0
+            for p in parts:
+                overall += float(p or 0.0) / 5
         return {
             "IU": iu,
             "BP": bp,
-            "BP_validity": val,
-            "BP_quality": qual,
+            "BP_validity": val / 10 if val is not None else None,
+            "BP_quality": qual / 10 if qual is not None else None,
             "TS": tsc,
             "AO": ao,
             "overall": overall,
         }
+
+
+@scorer(
+    "tooleyes_strict",
+    formats=("tooleyes",),
+    needs=("steps", "judge"),
+    description="ToolEyes with every call checked against the tool's full required list",
+    default=False,
+)
+class ToolEyesStrictScorer(ToolEyesScorer):
+    """ToolEyes without the in-place ``required`` quirk: a call lacking a required parameter is
+    a parameter error however often the tool was called before."""
+
+    consume_required = False
 
 
 def _means(rows: list[dict[str, float | None]]) -> dict[str, float | None]:
