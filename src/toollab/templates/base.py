@@ -67,13 +67,34 @@ class Template(ABC):
         return safe_parse(get_parser(self.parser), text)
 
     # -- one definition for training data, inference and parsing ------------------------------
-    def can_express(self, calls: Sequence[ToolCall]) -> bool:
-        """Whether :meth:`render_calls` can write these calls so that :meth:`parse` reads them back."""
+    def inexpressible(self, calls: Sequence[ToolCall]) -> str | None:
+        """Why this format cannot write these calls in any number of turns, or ``None`` when
+        :meth:`render_turns` writes them so that :meth:`parse` reads each turn's calls back."""
         if not calls:
+            return "no calls to write"
+        if not self.supports_refs and any(c.refs for c in calls):
+            return "a call uses another call's output, which this format cannot refer to"
+        return None
+
+    def can_express(self, calls: Sequence[ToolCall]) -> bool:
+        """Whether :meth:`render_calls` can write these calls in **one** assistant turn so that
+        :meth:`parse` reads them back."""
+        if self.inexpressible(calls) is not None:
             return False
-        if self.max_calls is not None and len(calls) > self.max_calls:
-            return False
-        return self.supports_refs or not any(c.refs for c in calls)
+        return self.max_calls is None or len(calls) <= self.max_calls
+
+    def split_turns(self, calls: Sequence[ToolCall]) -> list[list[ToolCall]]:
+        """The calls grouped into assistant turns: all in one when the format writes several
+        calls at once, else ``max_calls`` per turn in order (ReAct, DEER: one step per turn)."""
+        calls = list(calls)
+        if self.max_calls is None or len(calls) <= self.max_calls:
+            return [calls]
+        step = self.max_calls
+        return [calls[i : i + step] for i in range(0, len(calls), step)]
+
+    def render_turns(self, calls: Sequence[ToolCall]) -> list[str]:
+        """The assistant texts, one per turn, that make these calls (see :meth:`split_turns`)."""
+        return [self.render_calls(turn) for turn in self.split_turns(calls)]
 
     def target(self, instance: Instance) -> str:
         """The gold assistant text for an instance: its calls, or its answer when it has none."""

@@ -15,6 +15,7 @@ that takes ``tools=``, for models whose own template does not (the bundled SmolL
 
 from __future__ import annotations
 
+import functools
 import json
 from datetime import datetime
 from pathlib import Path
@@ -79,9 +80,9 @@ def _raise(message: str) -> None:
     raise InputError(f"chat template: {message}")
 
 
-def render_jinja(source: str, **context: Any) -> str:
-    """Render a Hugging Face style chat template (same environment as ``transformers``)."""
-    from jinja2 import TemplateError
+@functools.lru_cache(maxsize=32)
+def _compiled(source: str) -> Any:
+    """A chat template compiled once per source (same environment as ``transformers``)."""
     from jinja2.ext import loopcontrols
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -91,8 +92,15 @@ def render_jinja(source: str, **context: Any) -> str:
     env.filters["tojson"] = _tojson
     env.globals["raise_exception"] = _raise
     env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
+    return env.from_string(source)
+
+
+def render_jinja(source: str, **context: Any) -> str:
+    """Render a Hugging Face style chat template (same environment as ``transformers``)."""
+    from jinja2 import TemplateError
+
     try:
-        return env.from_string(source).render(**context)
+        return str(_compiled(source).render(**context))
     except TemplateError as exc:
         raise InputError(f"chat template failed to render: {exc}") from exc
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from toollab.schema import Decision, Instance, Tool, ToolCall
 from toollab.templates.base import Template, register_template
-from toollab.templates.render import py_call, python_expressible, raw_doc
+from toollab.templates.render import py_call, python_unexpressible, raw_doc
 from toollab.tools.formats import json_kind
 
 DEER_SYSTEM_PROMPT = (
@@ -97,12 +97,17 @@ class DeerTemplate(Template):
     name = "deer"
     parser = "deer"
     max_calls = 1
-    supports_refs = False
     stop = DEER_STOP
 
-    def can_express(self, calls: Sequence[ToolCall]) -> bool:
-        """One call in Python call syntax (keyword arguments need identifier names)."""
-        return super().can_express(calls) and python_expressible(calls)
+    def inexpressible(self, calls: Sequence[ToolCall]) -> str | None:
+        """Calls in Python call syntax (names and keyword arguments must be identifiers).
+        A reference to another call's output is written as its label, a bare name, which the
+        ``deer`` parser reads back as that label (as the ``python`` template does)."""
+        return python_unexpressible(calls) or super().inexpressible(calls)
+
+    def render_turns(self, calls: Sequence[ToolCall], tools: list[Tool] | None = None) -> list[str]:
+        """One Call chain per call: a chain makes one call (see :meth:`render_calls`)."""
+        return [self.render_calls(turn, tools=tools) for turn in self.split_turns(calls)]
 
     def system_prompt(self, tools: list[Tool]) -> str:
         return DEER_SYSTEM_PROMPT

@@ -20,7 +20,7 @@ from toollab.templates.render import (
     DEFAULT_NO_CALL_ANSWER,
     function_doc,
     py_call,
-    python_expressible,
+    python_unexpressible,
     raw_doc,
 )
 
@@ -94,9 +94,9 @@ class PythonTemplate(Template):
     def system_prompt(self, tools: list[Tool]) -> str:
         return bfcl_system_prompt(self.function_docs(tools))
 
-    def can_express(self, calls: Sequence[ToolCall]) -> bool:
+    def inexpressible(self, calls: Sequence[ToolCall]) -> str | None:
         """Python call syntax needs dotted identifiers as names and identifiers as keywords."""
-        return super().can_express(calls) and python_expressible(calls)
+        return python_unexpressible(calls) or super().inexpressible(calls)
 
     def render_calls(self, calls: list[ToolCall]) -> str:
         return "[" + ", ".join(py_call(c) for c in calls) + "]"

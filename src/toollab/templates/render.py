@@ -49,14 +49,21 @@ def py_literal(value: Any) -> str:
     return repr(value)
 
 
+def python_unexpressible(calls: Sequence[ToolCall]) -> str | None:
+    """Why calls cannot be written in Python call syntax (``None`` when they can): names must
+    be dotted identifiers and argument names identifiers (``f(start-date=1)`` is not Python)."""
+    for c in calls:
+        if not all(part.isidentifier() for part in c.name.split(".")):
+            return f"tool name {c.name!r} is not a (dotted) Python identifier"
+        for k in c.arguments:
+            if not (isinstance(k, str) and k.isidentifier()):
+                return f"argument name {k!r} of {c.name!r} is not a Python identifier"
+    return None
+
+
 def python_expressible(calls: Sequence[ToolCall]) -> bool:
-    """Whether calls can be written in Python call syntax: dotted identifiers as names,
-    identifiers as argument names."""
-    return all(
-        all(part.isidentifier() for part in c.name.split("."))
-        and all(isinstance(k, str) and k.isidentifier() for k in c.arguments)
-        for c in calls
-    )
+    """Whether calls can be written in Python call syntax (see :func:`python_unexpressible`)."""
+    return python_unexpressible(calls) is None
 
 
 def py_call(call: ToolCall) -> str:
