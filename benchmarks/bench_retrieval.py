@@ -4,7 +4,9 @@ Scale: Seal-Tools' 4,076 tools are varied into N tools (default 100,000) with ne
 reworded descriptions; we time index builds, measure the memory they add (RSS delta) and the
 p50 / p95 latency of single queries (Seal-Tools queries).  Dense latency includes embedding the
 query; its pool embeddings are precomputed (cached on disk, as in normal use).
-Quality: Recall@5 / complete@5 of BM25, dense and hybrid on Seal-Tools (pool = all 4,076 tools).
+Quality: Recall@5 / complete@5 of BM25, dense and hybrid on Seal-Tools (pool = all 4,076 tools)
+and on the built-in environments' test splits (``--env-n`` instances per environment, seed 0;
+pool = the tools of all 13 environments together; Call instances only).
 
 Dense at scale: embedding 100,000 tool texts takes about half an hour on a 2-core CPU, so by default
 the scaled pool's vectors are the real embeddings of the 4,076 Seal-Tools tools, each variant
@@ -13,6 +15,7 @@ unit vectors in the model's space, and every query is really embedded.  ``--real
 embeds all the variant texts instead.
 
     python benchmarks/bench_retrieval.py --data ../shared/data/seal-tools [--n 100000] [--queries 300]
+    python benchmarks/bench_retrieval.py --envs-only [--env-n 50]
 """
 
 from __future__ import annotations
@@ -108,6 +111,33 @@ def latency(retriever, queries: list[str], k: int = 5) -> dict[str, float]:  # t
     }
 
 
+def quality_builtin_envs(n: int, seed: int = 0, k: int = 5) -> dict[str, object]:
+    """Recall@k / complete@k of each retriever on the pooled built-in environments' test splits,
+    overall and per environment (the pool is every environment's tools)."""
+    from toollab.data.base import tool_pool
+    from toollab.envs import env_names
+    from toollab.envs.generate import generate
+
+    names = env_names()
+    by_env = {name: [i for i in generate(name, "test", n, seed) if i.gold] for name in names}
+    pool = tool_pool(t for insts in by_env.values() for i in insts for t in i.tools)
+    every = [i for insts in by_env.values() for i in insts]
+    out: dict[str, object] = {"instances": len(every), "pool_size": len(pool), "n_per_env": n}
+    for rname in ("bm25", "dense", "hybrid"):
+        r = get_retriever(rname).index(pool)
+        rep = evaluate_retriever(r, every, k=k)
+        row: dict[str, object] = {
+            f"recall@{k}": round(rep.recall, 4),
+            f"complete@{k}": round(rep.complete, 4),
+            f"ndcg@{k}": round(rep.ndcg, 4),
+        }
+        for name, insts in by_env.items():
+            e = evaluate_retriever(r, insts, k=k)
+            row[name] = {f"recall@{k}": round(e.recall, 4), f"complete@{k}": round(e.complete, 4)}
+        out[rname] = row
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -117,7 +147,14 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--skip-dense-scale", action="store_true", help="skip the dense scale test")
     ap.add_argument("--real-embeddings", action="store_true", help="embed every scaled tool text")
+    ap.add_argument("--env-n", type=int, default=50, help="test instances per built-in environment")
+    ap.add_argument(
+        "--envs-only", action="store_true", help="only the quality on the built-in environments"
+    )
     args = ap.parse_args()
+    if args.envs_only:
+        print(json.dumps({"quality_builtin_envs": quality_builtin_envs(args.env_n)}, indent=2))
+        return
 
     base = load_tools(args.data / "tool.jsonl", "seal-tools")
     out_dom = load_dataset(
@@ -141,6 +178,7 @@ def main() -> None:
                 "ndcg@5": round(rep.ndcg, 4),
             }
     result["quality_seal_tools"] = quality
+    result["quality_builtin_envs"] = quality_builtin_envs(args.env_n)
 
     # -- scale ---------------------------------------------------------------------------------
     pool = scaled_pool(base, args.n)
