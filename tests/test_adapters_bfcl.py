@@ -10,6 +10,7 @@ import pytest
 
 from toollab.data import Dataset, load_dataset
 from toollab.data.adapters.bfcl import canonical_value, convert_schema
+from toollab.data.types import unknown_type_names
 from toollab.errors import InputError
 from toollab.schema import Decision
 
@@ -97,6 +98,24 @@ def test_type_conversion() -> None:
     assert p["d"]["properties"]["e"] == {"type": "boolean"}
     assert p["f"]["items"]["type"] == "object"
     assert raw["type"] == "dict"  # the input is not changed
+    # BFCL's own names are known; only a misspelt one is flagged
+    assert unknown_type_names(out) == []
+    typo = convert_schema({"type": "dict", "properties": {"n": {"type": "intger"}}})
+    assert typo["properties"]["n"] == {"x-original-type": "intger"}
+    assert unknown_type_names(typo) == [("parameters.properties.n", "intger")]
+
+
+def test_misspelt_types_in_a_question_file_are_counted(tmp_path: Path) -> None:
+    doc = {
+        "name": "f",
+        "description": "d",
+        "parameters": {"type": "dict", "properties": {"x": {"type": "strin"}}, "required": []},
+    }
+    rec = {"id": "irrelevance_0", "question": [[{"role": "user", "content": "hi"}]]}
+    (tmp_path / "BFCL_v4_irrelevance.json").write_text(json.dumps({**rec, "function": [doc]}))
+    stats = load_dataset(tmp_path, "bfcl").stats()
+    assert stats["unknown_types"]["names"] == {"strin": 1}
+    assert stats["unknown_types"]["places"] == ["tool 'f': parameters.properties.x: 'strin'"]
 
 
 def test_every_doc_type_is_json_schema(bfcl: Dataset) -> None:

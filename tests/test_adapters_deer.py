@@ -29,6 +29,25 @@ def test_counts_match_upstream(deer: Dataset) -> None:
     stats = deer.stats()
     assert stats["instances"] == 743 + 1065
     assert stats["tools"] == 977  # every pool tool is one of tool.json's
+    # the breakdown the data is published in: file × decision
+    assert stats["by_category"] == {
+        "test/Call": 445,
+        "test/NoCall": 298,
+        "valid/Call": 526,
+        "valid/NoCall": 346,
+        "valid/NoSearch": 193,
+    }
+    assert stats["unknown_types"]["count"] == 0  # DEER's bytes / bytearray are Python types
+
+
+def test_baseline_categories(shared_data: Path) -> None:
+    ds = load_dataset(shared_data / "deer", "deer", splits="tool_bench,tool_corpus")
+    assert ds.stats()["by_category"] == {
+        "tool_bench/Call": 120,
+        "tool_bench/NoCall": 80,
+        "tool_corpus/Call": 75,
+        "tool_corpus/NoCall": 51,
+    }
 
 
 def test_chain_pool_and_gold_call(deer: Dataset) -> None:

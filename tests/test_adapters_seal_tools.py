@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
+import warnings
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from toollab.data import Dataset, load_dataset, load_tools
+from toollab.data import DataNote, Dataset, load_dataset, load_tools
 from toollab.errors import InputError
 from toollab.schema import Decision, Ref
 
@@ -158,10 +160,9 @@ def test_splits_option(shared_data: Path) -> None:
         load_dataset(shared_data / "seal-tools", "seal-tools", splits="test_in_domain_")
 
 
-def test_api_lists_from_prompt_files(tmp_path: Path) -> None:
-    from toollab.data import sample_path
-
-    src, _ = sample_path("seal-tools")
+def _prompt_records(src: Path) -> list[dict]:
+    """Upstream-style prompt records (``dataset_for_finetune``) for the bundled sample: each
+    api_list holds 5 tools, the gold ones first (one list misses a gold tool)."""
     tool_recs = [json.loads(x) for x in (src / "tool.jsonl").read_text().splitlines()]
     by_name = {t["api_name"]: t for t in tool_recs}
     prompts = []
@@ -184,16 +185,66 @@ def test_api_lists_from_prompt_files(tmp_path: Path) -> None:
                 ],
             }
         )
-    pf = tmp_path / "test_sample.json"
-    pf.write_text(json.dumps(prompts, indent=1))
-    ds = load_dataset(src, "seal-tools", api_lists=str(pf))
+    return prompts
+
+
+def _check_upstream_lists(ds: Dataset) -> None:
     for inst in ds:
         assert len(inst.tools) == 5 and inst.metadata["api_list_available"] is True
         assert [t.name for t in inst.tools] == [a["api_name"] for a in inst.metadata["api_list"]]
     assert ds.by_id("test_sample-difficult-4").metadata["gold_not_offered"] == ["setReminder"]
     assert ds.by_id("test_sample-easy-0").metadata["gold_not_offered"] == []
+    assert ds.details["offered_tools"] == {"upstream api_list": len(ds), "gold tools only": 0}
+    assert ds.details["gold_calls_not_offered"] == 1
+    assert ds.notes == []
+
+
+def test_api_lists_from_prompt_files(tmp_path: Path) -> None:
+    from toollab.data import sample_path
+
+    src, _ = sample_path("seal-tools")
+    pf = tmp_path / "test_sample.json"
+    pf.write_text(json.dumps(_prompt_records(src), indent=1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataNote)  # no note: the offered sets are upstream's
+        _check_upstream_lists(load_dataset(src, "seal-tools", api_lists=str(pf)))
     pf.write_text(
         json.dumps([{"id": "x", "conversations": [{"from": "human", "value": "no list"}]}])
     )
     with pytest.raises(InputError, match="api_list"):
         load_dataset(src, "seal-tools", api_lists=str(pf))
+
+
+def test_upstream_prompt_files_beside_the_data_are_read_by_default(tmp_path: Path) -> None:
+    """The upstream folder layout: Seal-Tools_Dataset/{tool.jsonl, test_*.jsonl,
+    dataset_for_finetune/test_*.json}."""
+    from toollab.data import sample_path
+
+    src, _ = sample_path("seal-tools")
+    folder = tmp_path / "Seal-Tools_Dataset"
+    folder.mkdir()
+    for f in ("tool.jsonl", "test_sample.jsonl"):
+        shutil.copy(src / f, folder / f)
+    (folder / "dataset_for_finetune").mkdir()
+    (folder / "dataset_for_finetune" / "test_sample.json").write_text(
+        json.dumps(_prompt_records(src))
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataNote)
+        ds = load_dataset(folder, "seal-tools")
+    _check_upstream_lists(ds)
+    assert ds.details["prompt_files"] == [str(folder / "dataset_for_finetune" / "test_sample.json")]
+    # asked for on purpose: gold tools only, and a note saying so
+    with pytest.warns(DataNote, match="offer only the tools their gold calls use"):
+        gold_only = load_dataset(folder, "seal-tools", api_lists="none")
+    assert all(not i.metadata["api_list_available"] for i in gold_only)
+
+
+def test_gold_only_offer_carries_a_note(shared_data: Path) -> None:
+    with pytest.warns(DataNote) as caught:
+        ds = load_dataset(shared_data / "seal-tools", "seal-tools")
+    (message,) = [str(w.message) for w in caught if w.category is DataNote]
+    assert message.startswith("Seal-Tools: 1354 of 1354 instances offer only the tools their gold")
+    assert "dataset_for_finetune/<split>.json" in message and "-o api_lists=" in message
+    assert ds.notes == [message] and ds.stats()["notes"] == [message]
+    assert ds.details["offered_tools"] == {"upstream api_list": 0, "gold tools only": 1354}

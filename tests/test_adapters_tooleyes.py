@@ -31,10 +31,17 @@ def test_counts_match_upstream(eyes: Dataset) -> None:
     }
     assert stats["by_decision"] == {"none": 382}
     assert stats["gold_calls"] == 0
+    # the headline is the README's 568 tool schemas; the control actions are listed apart
+    assert stats["tools"] == 568
+    assert not any(t.metadata.get("control") for t in eyes.tools)
     details = stats["details"]
     assert details["config_files"] == 95
     assert details["real_tools"] == 568
-    assert details["control_tools"] == 2 * 95
+    assert details["control_tools"] == {"ask_to_user": 95, "finish": 95}
+    assert details["tool_entries"] == 568 + 2 * 95
+    assert details["distinct_tools"] == 567  # classify_grocery_product is listed twice
+    assert details["distinct_tool_names"] == 530
+    assert stats["unknown_types"]["count"] == 0
 
 
 def test_tools_and_tool_document(eyes: Dataset, shared_data: Path) -> None:
@@ -63,7 +70,9 @@ def test_options_and_tool_pool(shared_data: Path) -> None:
     with pytest.raises(InputError, match="did you mean 'PL'"):
         load_dataset(raw, "tooleyes", scenarios="PLL")
     tools = load_tools(shared_data / "tooleyes", "tooleyes")
-    assert sum(1 for t in tools if not t.metadata.get("control")) == 567  # one duplicate entry
+    assert len(tools) == 568 and not any(t.metadata.get("control") for t in tools)
+    names = [t.name for t in tools if t.category == "Food/spoonacular_products"]
+    assert names.count("classify_grocery_product") == 2  # as the config file lists it
 
 
 def test_missing_tool_folder(tmp_path: Path) -> None:

@@ -112,7 +112,12 @@ def test_round_trip_for_every_accepted_format(tmp_path: Path, suffix: str) -> No
     )
     pool = ToolPool.load(src)
     assert pool.names == ["getArtworkDetails", "get_weather", "search", "convert"]
-    assert pool.tool("get_weather").metadata == {"openai_extra": {"strict": True}}
+    # an OpenAI record comes back exactly, "strict" in place
+    assert json.dumps(pool.tool("get_weather").to_openai()) == json.dumps(OPENAI_RECORD)
+    # Seal-Tools' "datetime" is no type toollab knows: loaded, with a warning
+    (warning,) = pool.warnings
+    assert (warning.severity, warning.line, warning.tool) == ("warning", 1, "getArtworkDetails")
+    assert "parameters.properties.when: unknown type name 'datetime'" in warning.problem
     assert pool.tool("convert").model_dump() == {**TOOLLAB_RECORD}
     out = pool.save(tmp_path / f"saved{suffix}")
     if suffix == ".json":
@@ -226,19 +231,32 @@ def test_file_level_problems(tmp_path: Path) -> None:
     assert validate_file(binary)[0].problem.startswith("not UTF-8 text")
     with pytest.raises(InputError, match=r"missing\.jsonl: no such file"):
         ToolPool.load(tmp_path / "missing.jsonl")
-    empty = tmp_path / "empty.jsonl"
-    empty.write_text("\n\n")
-    assert len(ToolPool.load(empty)) == 0
+    for name, text in (
+        ("empty.jsonl", "\n\n"),
+        ("empty.json", "[]"),
+        ("tools.json", '{"tools": []}'),
+    ):
+        empty = tmp_path / name
+        empty.write_text(text)
+        (problem,) = validate_file(empty)
+        assert (problem.line, problem.problem, problem.severity) == (
+            None,
+            "the file holds no tools",
+            "error",
+        )
+        with pytest.raises(PoolFileError, match="the file holds no tools"):
+            ToolPool.load(empty)
 
 
 def test_format_restriction(tmp_path: Path) -> None:
     path = _write_lines(tmp_path / "mixed.jsonl", [SEAL_RECORD, OPENAI_RECORD])
-    (problem,) = validate_file(path, fmt="seal-tools")
+    warning, problem = validate_file(path, fmt="seal-tools")
     assert (problem.line, problem.problem) == (
         2,
         "expected a tool in seal-tools format, found openai format",
     )
-    assert validate_file(path, fmt="auto") == []
+    assert warning.severity == "warning" and "'datetime'" in warning.problem
+    assert [p.severity for p in validate_file(path, fmt="auto")] == ["warning"]
     with pytest.raises(UsageError, match="unknown format 'seal'"):
         validate_file(path, fmt="seal")
 

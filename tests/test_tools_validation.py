@@ -11,6 +11,8 @@ from toollab.tools import (
     check_arguments,
     check_tool_schema,
     normalize_schema,
+    tool,
+    tool_warnings,
     validate_arguments,
     validate_call,
 )
@@ -198,3 +200,51 @@ def test_normalize_schema_maps_python_type_names() -> None:
         "required": ["n"],
     }
     assert check_tool_schema(Tool.build(name="n", parameters=normalize_schema(schema))) == []
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["str", "int", "float", "bool", "dict", "tuple", "any", "Any", "HashMap", "STRING", "bytes"],
+)
+def test_upstream_type_names_are_known(name: str) -> None:
+    schema = {"type": "object", "properties": {"x": {"x-original-type": name}}}
+    assert tool_warnings(Tool.build(name="t", parameters=schema)) == []
+
+
+def test_unknown_type_names_are_warnings_with_their_path() -> None:
+    schema = normalize_schema(
+        {
+            "type": "dict",
+            "properties": {
+                "a": {"type": "strng"},
+                "b": {"type": "array", "items": {"type": "objct"}},
+                "c": {"type": "string", "enum": ["strng"], "default": "strng"},
+            },
+        }
+    )
+    t = Tool.build(name="t", parameters=schema, returns={"x-original-type": "flaot"})
+    assert check_tool_schema(t) == []  # usable: the values are just not checked
+    assert tool_warnings(t) == [
+        "parameters.properties.a: unknown type name 'strng' (did you mean 'string'?); "
+        "kept as x-original-type, the value is not checked",
+        "parameters.properties.b.items: unknown type name 'objct' (did you mean 'object'?); "
+        "kept as x-original-type, the value is not checked",
+        "returns: unknown type name 'flaot' (did you mean 'float'?); "
+        "kept as x-original-type, the value is not checked",
+    ]
+    assert validate_arguments(t, {"a": 5, "b": [1]}) == []
+
+
+def test_docstring_return_types_are_checked_too() -> None:
+    @tool
+    def f(x: int) -> dict:
+        """F.
+
+        Returns:
+            The result.
+            total (flot): The total.
+        """
+        return {"total": x}
+
+    (warning,) = tool_warnings(f.tool)
+    assert warning.startswith("returns.properties.total: unknown type name 'flot'")

@@ -1,7 +1,9 @@
-"""Shared CLI plumbing: error handling, ``--json`` output, progress bars.
+"""Shared CLI plumbing: error handling, ``--json`` output, progress bars, data notes.
 
-Human-facing output (tables, progress) goes to stderr through :data:`console`, so that with
-``--json`` stdout holds exactly one JSON object.
+Human-facing output (tables, progress, notes) goes to stderr through :data:`console`, so that with
+``--json`` stdout holds exactly one JSON object.  A :class:`~toollab.data.DataNote` raised while
+a command reads a dataset (e.g. Seal-Tools instances offering only their gold tools) is printed
+as one ``note: ...`` line.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
@@ -24,6 +27,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from toollab.data.base import DataNote
 from toollab.errors import BackendError, InputError, ToolLabError
 
 console = Console(stderr=True)
@@ -39,6 +43,29 @@ def emit_json(obj: Any) -> None:
     """Write ``obj`` as the single JSON object on stdout."""
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
     sys.stdout.flush()
+
+
+_show_warning = warnings.showwarning
+
+
+def _show_note(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    """Data notes as ``note: ...`` on stderr; every other warning as Python shows it."""
+    if issubclass(category, DataNote):
+        console.print(
+            f"[bold yellow]note:[/] {escape(str(message))}", highlight=False, soft_wrap=True
+        )
+        return
+    _show_warning(message, category, filename, lineno, file, line)
+
+
+warnings.showwarning = _show_note
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -72,7 +99,10 @@ def handle_errors(fn: F) -> F:
 
 
 def progress(transient: bool = False) -> Progress:
-    """A rich progress bar with count, elapsed time and ETA, on stderr."""
+    """A rich progress bar with count, elapsed time and ETA, on stderr.
+
+    Shown only when stderr is a terminal: piped or captured output (logs, CI, ``--json`` runs
+    whose stderr is redirected) gets no bar, and stdout is never written."""
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -82,7 +112,7 @@ def progress(transient: bool = False) -> Progress:
         TimeRemainingColumn(),
         console=console,
         transient=transient,
-        disable=not console.is_terminal and False,
+        disable=not console.is_terminal,
     )
 
 

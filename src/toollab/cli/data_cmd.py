@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors
@@ -77,7 +78,18 @@ def print_stats(stats: dict[str, Any]) -> None:
     for key in ("instances", "tools", "gold_calls", "nested", "mean_tools_offered", "fingerprint"):
         head.add_row(key, str(stats[key]))
     head.add_row("path", str(stats.get("path")))
+    unknown = stats.get("unknown_types") or {}
+    head.add_row("unknown type names", str(unknown.get("count", 0)))
     console.print(head)
+    if unknown.get("count"):
+        names = ", ".join(f"{k!r} ×{v}" for k, v in unknown["names"].items())
+        console.print(
+            f"[bold yellow]warning:[/] {unknown['count']} unknown type name(s), kept as "
+            f"x-original-type and not checked: {escape(names)}",
+            highlight=False,
+        )
+        for place in unknown["places"]:
+            console.print(f"  {escape(place)}", highlight=False)
     total = stats["instances"]
     sections = [
         ("calls per instance", stats["calls_per_instance"]),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors
 from toollab.tools.pool import check_format, read_pool_file
@@ -32,43 +33,64 @@ def register(app: typer.Typer) -> None:
             "--format",
             help="Require every tool in one format: auto, toollab, openai, seal-tools.",
         ),
+        strict: bool = typer.Option(
+            False,
+            "--strict",
+            help="Treat warnings (unknown type names) as errors: exit 2 when there is any.",
+        ),
         json_out: bool = JsonOpt,
     ) -> None:
         """Check a tool pool file and report every problem with file and line.
 
-        Checks that each line is JSON, that each tool has a name, that its parameters are a valid
-        JSON Schema (Draft 2020-12) of type object whose required names exist, and that names are
-        unique.  Exit code 0 when the file is clean, 2 when it has problems.
+        Errors: a line that is not JSON, a tool without a name, parameters that are not a valid
+        JSON Schema (Draft 2020-12) of type object, required names missing from properties,
+        duplicate names, a file without any tool.  Warnings: type names toollab does not know
+        (e.g. a misspelt "strng"), which leave the value unchecked.  Exit code 0 when there is no
+        error (warnings are listed), 2 when there is one (or any warning, with --strict).
         """
         check_format(fmt)
         tools, problems = read_pool_file(path, fmt=fmt)
+        errors = sum(1 for p in problems if p.is_error)
+        warnings = len(problems) - errors
+        failed = errors > 0 or (strict and warnings > 0)
         if json_out:
             emit_json(
                 {
                     "path": str(path),
                     "tools": len(tools),
                     "problems": [p.to_json() for p in problems],
-                    "ok": not problems,
+                    "errors": errors,
+                    "warnings": warnings,
+                    "strict": strict,
+                    "ok": not failed,
                 }
             )
         else:
             for p in problems:
+                label = (
+                    "[bold red]error:[/]" if p.is_error or strict else "[bold yellow]warning:[/]"
+                )
                 console.print(
-                    f"[bold red]error:[/] {p.format()}",
+                    f"{label} {escape(p.format())}",
                     highlight=False,
                     markup=True,
                     soft_wrap=True,
                 )
-            status = (
-                "[green]ok[/]"
-                if not problems
-                else f"[red]{len(problems)} problem{'s' if len(problems) != 1 else ''}[/]"
-            )
+            counts = [
+                f"{n} {what}{'s' if n != 1 else ''}"
+                for n, what in ((errors, "error"), (warnings, "warning"))
+                if n
+            ]
+            status = f"[red]{', '.join(counts)}[/]" if failed else "[green]ok[/]"
+            if not failed and warnings:
+                status += f" [yellow]({', '.join(counts)})[/]"
             console.print(
-                f"{path}: {len(tools)} valid tool{'s' if len(tools) != 1 else ''}, {status}",
+                f"{escape(str(path))}: {len(tools)} valid tool{'s' if len(tools) != 1 else ''}, "
+                f"{status}",
                 highlight=False,
+                soft_wrap=True,
             )
-        if problems:
+        if failed:
             raise typer.Exit(2)
 
     app.add_typer(tools_app, name="tools")

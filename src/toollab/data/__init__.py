@@ -8,6 +8,7 @@
 
 from toollab.data.base import (
     Adapter,
+    DataNote,
     Dataset,
     available_formats,
     get_adapter,
@@ -20,6 +21,7 @@ from toollab.data.samples import load_sample, sample_names, sample_path
 
 __all__ = [
     "Adapter",
+    "DataNote",
     "Dataset",
     "available_formats",
     "get_adapter",

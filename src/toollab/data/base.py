@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,9 @@ class Dataset:
     options: dict[str, Any] = field(default_factory=dict)
     #: adapter-specific counts shown by ``toollab data inspect`` (e.g. ToolEyes' control tools)
     details: dict[str, Any] = field(default_factory=dict)
+    #: what a user must know about how this data differs from the upstream setting (see
+    #: :func:`note`); shown by ``data inspect`` and, as a :class:`DataNote`, by every command
+    notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         seen: set[str] = set()
@@ -86,6 +90,7 @@ class Dataset:
             path=self.path,
             options=dict(self.options),
             details=dict(self.details),
+            notes=list(self.notes),
         )
 
     def head(self, n: int) -> Dataset:
@@ -105,6 +110,8 @@ class Dataset:
         out.update(compute_stats(self.instances, self.tools))
         if self.details:
             out["details"] = dict(self.details)
+        if self.notes:
+            out["notes"] = list(self.notes)
         return out
 
     def write_jsonl(self, path: str | Path) -> Path:
@@ -115,6 +122,17 @@ class Dataset:
             for inst in self.instances:
                 fh.write(json.dumps(inst.model_dump(mode="json"), ensure_ascii=False) + "\n")
         return p
+
+
+class DataNote(UserWarning):
+    """A dataset is read in a setting that differs from upstream's (e.g. Seal-Tools instances
+    offering only their gold tools).  The CLI prints these as ``note: ...`` on stderr."""
+
+
+def note(message: str) -> str:
+    """Emit ``message`` as a :class:`DataNote` and return it (for ``Dataset.notes``)."""
+    warnings.warn(message, DataNote, stacklevel=3)
+    return message
 
 
 def tool_pool(tools: Iterable[Tool]) -> list[Tool]:

@@ -6,9 +6,12 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from toollab.data.types import unknown_type_names
 from toollab.schema import Instance, Tool
 
 NONE_KEY = "none"
+#: how many places of unknown type names ``data inspect`` lists
+MAX_PLACES = 20
 
 
 def _sorted_counts(counter: Counter[str]) -> dict[str, int]:
@@ -24,9 +27,32 @@ def is_nested_instance(inst: Instance) -> bool:
     return inst.category == "nested" or inst.nested
 
 
+def unknown_types(tools: Iterable[Tool]) -> dict[str, Any]:
+    """Type names toollab does not know in the tools' schemas (each distinct tool once):
+    ``{"count", "names": {name: places}, "places": ["tool 'x': parameters.properties.y: 'strng'"]}``."""
+    names: Counter[str] = Counter()
+    places: list[str] = []
+    seen: set[tuple[str, str | None, str, str]] = set()
+    for t in tools:
+        key = (t.name, t.category, repr(t.parameters), repr(t.returns))
+        if key in seen:
+            continue
+        seen.add(key)
+        found = unknown_type_names(t.parameters, "parameters")
+        if t.returns is not None:
+            found += unknown_type_names(t.returns, "returns")
+        for path, name in found:
+            names[name] += 1
+            if len(places) < MAX_PLACES:
+                places.append(f"tool {t.name!r}: {path}: {name!r}")
+    return {"count": sum(names.values()), "names": _sorted_counts(names), "places": places}
+
+
 def compute_stats(instances: Iterable[Instance], tools: list[Tool]) -> dict[str, Any]:
-    """instances, tools, calls-per-instance histogram, nested count and the breakdowns."""
+    """instances, tools, calls-per-instance histogram, nested count, the breakdowns and the
+    unknown type names of the pool's and the offered tools."""
     n = 0
+    offered: list[Tool] = []
     calls: Counter[int] = Counter()
     by_category: Counter[str] = Counter()
     by_decision: Counter[str] = Counter()
@@ -40,6 +66,7 @@ def compute_stats(instances: Iterable[Instance], tools: list[Tool]) -> dict[str,
         calls[len(inst.gold)] += 1
         gold_calls += len(inst.gold)
         tools_offered += len(inst.tools)
+        offered.extend(inst.tools)
         by_category[inst.category or NONE_KEY] += 1
         by_decision[inst.decision.value if inst.decision is not None else NONE_KEY] += 1
         by_split[inst.split or NONE_KEY] += 1
@@ -58,6 +85,7 @@ def compute_stats(instances: Iterable[Instance], tools: list[Tool]) -> dict[str,
         "by_category": _sorted_counts(by_category),
         "by_decision": _sorted_counts(by_decision),
         "by_split": _sorted_counts(by_split),
+        "unknown_types": unknown_types([*tools, *offered]),
     }
     if by_difficulty:
         out["by_difficulty"] = _sorted_counts(by_difficulty)

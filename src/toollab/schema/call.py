@@ -8,7 +8,8 @@ reference is ``{"$ref": "API_call_N"}``.
 
 A list of calls is a call graph: calls without references between them are parallel, a call
 that references another is nested.  :func:`dependencies` and :func:`levels` expose that structure
-to the executor.
+to the executor.  A call graph survives the OpenAI and chat-template ``tool_calls`` formats: the
+output labels and reference links travel under ``"x-toollab"`` (:meth:`ToolCall.to_openai`).
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
+
+from toollab.errors import InputError
+from toollab.schema.wire import EXTRAS_KEY
 
 REF_KEY = "$ref"
 SEAL_REF = re.compile(r"^API_call_\d+$")
@@ -101,9 +105,26 @@ class ToolCall(BaseModel):
     def refs(self) -> list[Ref]:
         return iter_refs(self.arguments)
 
-    # -- OpenAI ``tool_calls`` format ----------------------------------------------------------
-    def to_openai(self) -> dict[str, Any]:
-        return {
+    # -- OpenAI ``tool_calls`` and Hugging Face chat-template formats -----------------------------
+    def graph_extension(self) -> dict[str, Any]:
+        """What the wire formats have no slot for: the labels of this call's ``outputs`` and, for
+        each reference in the arguments (depth first), the ``[call, field]`` it is linked to."""
+        ext: dict[str, Any] = {}
+        if self.outputs:
+            ext["outputs"] = list(self.outputs)
+        links = [[r.call, r.field] for r in self.refs]
+        if any(c is not None or f is not None for c, f in links):
+            ext["refs"] = links
+        return ext
+
+    def to_openai(self, *, extras: bool = True) -> dict[str, Any]:
+        """``{"id", "type": "function", "function": {"name", "arguments": "<JSON text>"}}``.
+
+        References are ``{"$ref": label}`` inside the arguments.  When the call belongs to a
+        call graph (it labels outputs, or its references are linked), ``"x-toollab"`` carries
+        that (:meth:`graph_extension`) so that :meth:`from_openai` gives back the same call;
+        ``extras=False`` leaves it out (a server that refuses unknown keys)."""
+        out: dict[str, Any] = {
             "id": self.id or "",
             "type": "function",
             "function": {
@@ -111,14 +132,58 @@ class ToolCall(BaseModel):
                 "arguments": json.dumps(_refs_to_json(self.arguments), ensure_ascii=False),
             },
         }
+        ext = self.graph_extension() if extras else {}
+        if ext:
+            out[EXTRAS_KEY] = ext
+        return out
+
+    def to_hf(self, *, extras: bool = True) -> dict[str, Any]:
+        """A chat template's assistant ``tool_calls`` entry: ``{"type": "function", "function":
+        {"name", "arguments": {...}}}`` (arguments as an object; ``"id"`` when the call has one),
+        with the same ``"x-toollab"`` extension as :meth:`to_openai`."""
+        out: dict[str, Any] = {"id": self.id} if self.id else {}
+        out["type"] = "function"
+        out["function"] = {"name": self.name, "arguments": _refs_to_json(self.arguments)}
+        ext = self.graph_extension() if extras else {}
+        if ext:
+            out[EXTRAS_KEY] = ext
+        return out
 
     @classmethod
-    def from_openai(cls, data: dict[str, Any]) -> ToolCall:
+    def from_openai(cls, data: dict[str, Any]) -> Self:
+        """An OpenAI ``tool_calls`` entry (arguments as JSON text or an object), a chat-template
+        entry or a bare ``{"name", "arguments"}``; ``"x-toollab"`` restores the call graph."""
+        if not isinstance(data, dict):
+            raise InputError(f"a tool call must be a JSON object, got {type(data).__name__}")
         fn = data.get("function", data)
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            raise InputError("a tool call needs a function name")
         args = fn.get("arguments", {})
         if isinstance(args, str):
-            args = json.loads(args) if args.strip() else {}
-        return cls(name=fn["name"], arguments=args, id=data.get("id") or None)
+            try:
+                args = json.loads(args) if args.strip() else {}
+            except json.JSONDecodeError as exc:
+                raise InputError(
+                    f"tool call {fn['name']!r}: arguments are not JSON: {exc}"
+                ) from None
+        fields: dict[str, Any] = {
+            "name": fn["name"],
+            "arguments": args,
+            "id": data.get("id") or None,
+        }
+        ext = data.get(EXTRAS_KEY)
+        if ext is not None:
+            fields.update(_read_extension(ext, fn["name"], cls))
+        call = cls(**{k: v for k, v in fields.items() if k != "refs"})
+        if "refs" in fields:
+            call = call.model_copy(
+                update={"arguments": _apply_links(call.arguments, fields["refs"], call.name)}
+            )
+        return call
+
+    @classmethod
+    def from_hf(cls, data: dict[str, Any]) -> Self:
+        return cls.from_openai(data)
 
     def action_text(self) -> str:
         """The call as one action string, ``name(arg='value', ...)``: the unit that action
@@ -141,6 +206,64 @@ class GoldCall(ToolCall):
     argument may be omitted."""
 
     acceptable: dict[str, list[Any]] = Field(default_factory=dict)
+
+    def graph_extension(self) -> dict[str, Any]:
+        ext = super().graph_extension()
+        if self.acceptable:
+            ext["acceptable"] = self.acceptable
+        return ext
+
+
+def _read_extension(ext: Any, name: str, cls: type[ToolCall]) -> dict[str, Any]:
+    """The fields an ``"x-toollab"`` extension of a wire tool call restores."""
+    where = f"tool call {name!r}: {EXTRAS_KEY}"
+    if not isinstance(ext, dict):
+        raise InputError(f"{where} must be an object")
+    out: dict[str, Any] = {}
+    outputs = ext.get("outputs", [])
+    if not isinstance(outputs, list) or not all(isinstance(o, str) for o in outputs):
+        raise InputError(f"{where}.outputs must be a list of labels")
+    out["outputs"] = outputs
+    refs = ext.get("refs")
+    if refs is not None:
+        ok = isinstance(refs, list) and all(
+            isinstance(r, list)
+            and len(r) == 2
+            and (r[0] is None or (isinstance(r[0], int) and not isinstance(r[0], bool)))
+            and (r[1] is None or isinstance(r[1], str))
+            for r in refs
+        )
+        if not ok:
+            raise InputError(f"{where}.refs must be a list of [call index or null, field or null]")
+        out["refs"] = refs
+    if "acceptable" in ext and "acceptable" in cls.model_fields:
+        if not isinstance(ext["acceptable"], dict):
+            raise InputError(f"{where}.acceptable must be an object")
+        out["acceptable"] = ext["acceptable"]
+    return out
+
+
+def _apply_links(arguments: dict[str, Any], links: list[list[Any]], name: str) -> dict[str, Any]:
+    """Give the references of ``arguments`` (depth first) their ``[call, field]`` links."""
+    todo = iter(links)
+    count = len(iter_refs(arguments))
+    if count != len(links):
+        raise InputError(
+            f"tool call {name!r}: {EXTRAS_KEY}.refs lists {len(links)} links for {count} references"
+        )
+
+    def link(value: Any) -> Any:
+        if isinstance(value, Ref):
+            call, field = next(todo)
+            return Ref(value.label, call, field)
+        if isinstance(value, dict):
+            return {k: link(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [link(v) for v in value]
+        return value
+
+    out: dict[str, Any] = link(arguments)
+    return out
 
 
 def to_seal_value(value: Any) -> Any:

@@ -3,7 +3,13 @@
 A :class:`Tool` is a name, a description, a JSON Schema object for its parameters and (optionally)
 one for what it returns.  It converts losslessly to and from the OpenAI ``tools`` format and the
 Hugging Face chat-template ``tools=`` format (which is the same JSON Schema wrapper plus an
-optional ``return`` key).
+optional ``return`` key):
+
+* a dict read and written in the same format comes back equal, key order and keys toollab has no
+  field for (``"strict"``, ...) included (:mod:`toollab.schema.wire`);
+* a tool written with ``extras=True`` and read back is the same tool: ``returns`` (OpenAI only),
+  ``category`` and ``metadata`` travel under ``"x-toollab"``.  The plain form carries ``name``,
+  ``description``, ``parameters``, the source's own extra keys and, for Hugging Face, ``return``.
 """
 
 from __future__ import annotations
@@ -13,9 +19,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from toollab.errors import ToolSchemaError
+from toollab.schema import wire
 
 #: key under which toollab-only fields travel inside an OpenAI function dict (opt-in)
-EXTRAS_KEY = "x-toollab"
+EXTRAS_KEY = wire.EXTRAS_KEY
 
 
 class Tool(BaseModel):
@@ -63,70 +70,63 @@ class Tool(BaseModel):
         props = self.returns.get("properties")
         return list(props) if isinstance(props, dict) else []
 
-    # -- OpenAI ``tools`` format ----------------------------------------------------------------
+    # -- OpenAI ``tools`` and Hugging Face ``tools=`` formats ---------------------------------------
     def to_openai(self, *, extras: bool = False) -> dict[str, Any]:
-        """``{"type": "function", "function": {...}}``.
+        """``{"type": "function", "function": {"name", "description", "parameters"}}``.
 
-        With ``extras=True`` the fields OpenAI has no slot for (returns, category, metadata) travel
-        under ``"x-toollab"`` so that :meth:`from_openai` restores the tool exactly.
+        Keys the source dict had beside these (``"strict"``, ...) are written back in place, in
+        the source's order (see :mod:`toollab.schema.wire`).  OpenAI has no slot for
+        ``returns``, ``category`` and ``metadata``: with ``extras=True`` they travel under
+        ``"x-toollab"`` so that :meth:`from_openai` gives back this very tool.
         """
-        fn: dict[str, Any] = {
-            "name": self.name,
-            "description": self.description,
-            "parameters": self.parameters,
-        }
-        if extras:
-            extra = {
-                k: v
-                for k, v in (
-                    ("returns", self.returns),
-                    ("category", self.category),
-                    ("metadata", self.metadata or None),
-                )
-                if v is not None
-            }
-            if extra:
-                fn[EXTRAS_KEY] = extra
-        return {"type": "function", "function": fn}
+        fn, layout = self._function(wire.OPENAI, extras)
+        return wire.wrap(fn, layout)
+
+    def to_openai_function(self, *, extras: bool = False) -> dict[str, Any]:
+        """The bare function dict (the ``"function"`` of :meth:`to_openai`); a bare dict read by
+        :meth:`from_openai` comes back exactly here."""
+        return self._function(wire.OPENAI, extras)[0]
+
+    def to_hf(self, *, extras: bool = False) -> dict[str, Any]:
+        """The dict ``transformers.utils.get_json_schema`` produces, with ``"return"`` when the
+        result schema is known; ``extras=True`` adds ``category`` and ``metadata`` under
+        ``"x-toollab"``."""
+        fn, layout = self._function(wire.HF, extras)
+        return wire.wrap(fn, layout)
+
+    def _function(self, fmt: str, extras: bool) -> tuple[dict[str, Any], wire.Layout]:
+        return wire.write_function(
+            name=self.name,
+            description=self.description,
+            parameters=self.parameters,
+            returns=self.returns,
+            category=self.category,
+            metadata=self.metadata,
+            fmt=fmt,
+            extras=extras,
+        )
 
     @classmethod
     def from_openai(cls, data: dict[str, Any]) -> Tool:
         """Accepts ``{"type": "function", "function": {...}}`` or the bare function dict."""
-        if not isinstance(data, dict):
-            raise ToolSchemaError(f"a tool must be a JSON object, got {type(data).__name__}")
-        fn = data.get("function", data) if data.get("type", "function") == "function" else None
-        if not isinstance(fn, dict):
-            raise ToolSchemaError(f"not an OpenAI function tool: type={data.get('type')!r}")
-        extra = fn.get(EXTRAS_KEY) or {}
-        metadata = dict(extra.get("metadata") or {})
-        known = {"name", "description", "parameters", EXTRAS_KEY, "return", "returns"}
-        unknown = {k: v for k, v in fn.items() if k not in known}
-        if unknown:  # e.g. "strict": kept so that to_openai(extras=True) is lossless
-            metadata.setdefault("openai_extra", unknown)
-        return cls.build(
-            name=fn.get("name"),
-            description=fn.get("description") or "",
-            parameters=fn.get("parameters"),
-            returns=extra.get("returns", fn.get("return", fn.get("returns"))),
-            category=extra.get("category"),
-            metadata=metadata,
-        )
-
-    # -- Hugging Face chat-template ``tools=`` format ---------------------------------------------
-    def to_hf(self) -> dict[str, Any]:
-        """The dict ``transformers.utils.get_json_schema`` produces (``return`` when known)."""
-        fn: dict[str, Any] = {
-            "name": self.name,
-            "description": self.description,
-            "parameters": self.parameters,
-        }
-        if self.returns is not None:
-            fn["return"] = self.returns
-        return {"type": "function", "function": fn}
+        return cls._from_wire(data, wire.OPENAI)
 
     @classmethod
     def from_hf(cls, data: dict[str, Any]) -> Tool:
-        return cls.from_openai(data)
+        """The Hugging Face ``tools=`` dict (``"return"`` becomes ``returns``)."""
+        return cls._from_wire(data, wire.HF)
+
+    @classmethod
+    def _from_wire(cls, data: Any, fmt: str) -> Tool:
+        p = wire.read_tool(data, fmt)
+        return cls.build(
+            name=p.name,
+            description=p.description,
+            parameters=p.parameters,
+            returns=p.returns,
+            category=p.category,
+            metadata=p.metadata,
+        )
 
     # -- construction with clear errors ------------------------------------------------------
     @classmethod

@@ -23,6 +23,7 @@ from toollab.tools.validation import (
     check_arguments,
     check_tool_schema,
     schema_problems,
+    tool_warnings,
     validate_arguments,
     validate_call,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "tool_from_record",
     "tool_schema",
     "tool_to_record",
+    "tool_warnings",
     "validate_arguments",
     "validate_call",
     "validate_file",

@@ -10,42 +10,20 @@ Accepted records (one JSON object each):
   {name: {"type": "str", "description"}}, "required", "responses"}``.
 
 Seal-Tools' Python type names become JSON Schema types (see :data:`PY_TO_JSON_TYPE`); a type
-toollab does not know is kept under ``"x-original-type"`` and puts no constraint on the value.
+toollab does not know is kept under ``"x-original-type"`` and puts no constraint on the value
+(:func:`toollab.data.types.unknown_type_names` finds such names, so validation can flag them).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from toollab.data.types import PYTHON_TYPES
 from toollab.errors import ToolSchemaError
 from toollab.schema import Tool
 
 #: Python-style type names (Seal-Tools, BFCL) → JSON Schema types
-PY_TO_JSON_TYPE: dict[str, str] = {
-    "str": "string",
-    "string": "string",
-    "text": "string",
-    "int": "integer",
-    "integer": "integer",
-    "long": "integer",
-    "float": "number",
-    "number": "number",
-    "double": "number",
-    "bool": "boolean",
-    "boolean": "boolean",
-    "list": "array",
-    "array": "array",
-    "tuple": "array",
-    "set": "array",
-    "dict": "object",
-    "object": "object",
-    "map": "object",
-    "null": "null",
-    "none": "null",
-}
-
-#: JSON Schema's own type names
-JSON_TYPES = ("string", "integer", "number", "boolean", "array", "object", "null")
+PY_TO_JSON_TYPE = PYTHON_TYPES
 
 #: the keys of toollab's own tool JSON
 TOOL_KEYS = frozenset(Tool.model_fields)

@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from toollab.data.jsonl import Scanned, read_text, scan_array, scan_lines
 from toollab.errors import InputError, ToolSchemaError, UnknownToolError, UsageError, did_you_mean
@@ -25,12 +25,25 @@ from toollab.schema import Tool, ToolCall
 from toollab.tools.decorator import ToolFunction
 from toollab.tools.formats import FORMATS, record_format, tool_from_record, tool_to_record
 from toollab.tools.sources import YAML_SUFFIXES, Record, python_tools, yaml_records
-from toollab.tools.validation import check_tool_schema, validate_arguments, validate_call
+from toollab.tools.validation import (
+    check_tool_schema,
+    tool_warnings,
+    validate_arguments,
+    validate_call,
+)
+
+ERROR: Literal["error"] = "error"
+WARNING: Literal["warning"] = "warning"
+#: the problem a pool file without a single tool record gets
+EMPTY_FILE = "the file holds no tools"
 
 
 @dataclass(frozen=True)
 class Problem:
-    """One problem of a pool file: where it is and what is wrong."""
+    """One problem of a pool file: where it is and what is wrong.
+
+    An ``error`` makes the tool (or the file) unusable; a ``warning`` is usable but probably
+    not meant (an unknown type name, which leaves the value unchecked)."""
 
     path: str
     line: int | None
@@ -38,6 +51,11 @@ class Problem:
     tool: str | None = None
     #: position (1-based) of the tool in a JSON-list file
     item: int | None = None
+    severity: Literal["error", "warning"] = "error"
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == ERROR
 
     def format(self) -> str:
         loc = self.path if self.line is None else f"{self.path}:{self.line}"
@@ -47,7 +65,12 @@ class Problem:
         return f"{loc}: {what}{self.problem}"
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"line": self.line, "tool": self.tool, "problem": self.problem}
+        out: dict[str, Any] = {
+            "line": self.line,
+            "tool": self.tool,
+            "problem": self.problem,
+            "severity": self.severity,
+        }
         if self.item is not None:
             out["item"] = self.item
         return out
@@ -139,7 +162,8 @@ def read_pool_file(
 
     ``fmt`` (``toollab``, ``openai``, ``seal-tools``) requires every JSON/YAML record to be in that
     format; ``None`` or ``"auto"`` accepts any.  A ``.py`` file is imported and its ``@tool``
-    functions are the tools (see :mod:`toollab.tools.sources`)."""
+    functions are the tools (see :mod:`toollab.tools.sources`).  Problems include warnings
+    (``severity="warning"``, e.g. an unknown type name); a file without any tool is an error."""
     found, problems = _read(path, fmt)
     return [(line, t) for line, t, _ in found], problems
 
@@ -162,6 +186,8 @@ def _read(
         return [], [Problem(shown, None, exc.problem)]
     records = yaml_records(text) if p.suffix.lower() in YAML_SUFFIXES else _records(p, text)
     tools, problems = _check_records(shown, records, fmt)
+    if not tools and not problems:
+        problems.append(Problem(shown, None, EMPTY_FILE))
     return [(line, t, None) for line, t in tools], problems
 
 
@@ -175,6 +201,9 @@ def _read_python(
     for line, tf in found:
         reasons = check_tool_schema(tf.tool)
         problems.extend(Problem(shown, line, r, tf.tool.name) for r in reasons)
+        problems.extend(
+            Problem(shown, line, w, tf.tool.name, severity=WARNING) for w in tool_warnings(tf.tool)
+        )
         if tf.tool.name in first:
             problems.append(
                 Problem(
@@ -222,6 +251,9 @@ def _check_records(
             continue
         reasons = check_tool_schema(tool)
         problems.extend(Problem(shown, line, r, tool.name, item) for r in reasons)
+        problems.extend(
+            Problem(shown, line, w, tool.name, item, WARNING) for w in tool_warnings(tool)
+        )
         here = _where(line, item)
         if tool.name in first:
             problems.append(
@@ -241,7 +273,7 @@ def _check_records(
 
 
 def validate_file(path: str | Path, *, fmt: str | None = None) -> list[Problem]:
-    """Every problem of a pool file (``[]`` when it is clean)."""
+    """Every problem of a pool file, warnings included (``[]`` when it is clean)."""
     return read_pool_file(path, fmt=fmt)[1]
 
 
@@ -254,6 +286,8 @@ class ToolPool:
     def __init__(self, tools: Iterable[Tool | ToolFunction] = (), *, parallel: bool = True) -> None:
         self._entries: dict[str, PoolEntry] = {}
         self.parallel = parallel
+        #: warnings found when the pool was loaded from a file
+        self.warnings: list[Problem] = []
         for t in tools:
             self.add(t)
 
@@ -366,13 +400,25 @@ class ToolPool:
 
     # -- files ---------------------------------------------------------------------------------------
     @classmethod
-    def load(cls, path: str | Path, *, fmt: str | None = None, parallel: bool = True) -> ToolPool:
+    def load(
+        cls,
+        path: str | Path,
+        *,
+        fmt: str | None = None,
+        parallel: bool = True,
+        strict: bool = False,
+    ) -> ToolPool:
         """Read a pool file (JSON Lines, a JSON or YAML list, or a Python module of ``@tool``
-        functions, which keep their implementations); :class:`PoolFileError` lists every problem."""
+        functions, which keep their implementations); :class:`PoolFileError` lists every error.
+
+        Warnings (unknown type names) do not stop loading unless ``strict``; they are kept in
+        ``pool.warnings``."""
         found, problems = _read(path, fmt)
-        if problems:
-            raise PoolFileError(problems)
+        errors = [p for p in problems if p.is_error or strict]
+        if errors:
+            raise PoolFileError(errors)
         pool = cls(parallel=parallel)
+        pool.warnings = [p for p in problems if not p.is_error]
         for _, t, tf in found:
             if tf is None:
                 pool._entries[t.name] = PoolEntry(tool=t)

@@ -4,6 +4,8 @@
   be a valid JSON Schema (Draft 2020-12 meta-schema, checked with ``jsonschema``) of type
   ``object``; every ``required`` name must be a declared property; property names must be
   non-empty.  ``returns``, when present, must be a valid JSON Schema too.
+* :func:`tool_warnings` — what is usable but probably a mistake: a type name toollab does not
+  know (kept as ``x-original-type``, so the value goes unchecked).
 * :func:`validate_arguments` — do a call's arguments fit the tool?  Missing required parameters,
   unknown parameters (unless the schema allows extra ones with ``additionalProperties``), wrong
   types (a Python ``bool`` is not an integer; an integer is a valid number), enum violations and
@@ -25,9 +27,10 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
+from toollab.data.types import JSON_TYPES, unknown_type_names, unknown_type_reason
 from toollab.errors import ArgumentValidationError, did_you_mean
 from toollab.schema import Ref, Tool, ToolCall
-from toollab.tools.formats import JSON_TYPES, json_kind, json_type_for
+from toollab.tools.formats import json_kind, json_type_for
 
 _META = Draft202012Validator(Draft202012Validator.META_SCHEMA)
 #: validators whose reasons come first: what is missing or unknown
@@ -163,6 +166,15 @@ def check_tool_schema(tool: Tool) -> list[str]:
     if tool.returns is not None:
         reasons.extend(schema_problems(tool.returns, "returns", require_object=False))
     return reasons
+
+
+def tool_warnings(tool: Tool) -> list[str]:
+    """What is usable but probably not meant: type names toollab does not know (a misspelt
+    ``"strng"`` in a Seal-Tools record, ...), which leave the value unchecked."""
+    found = unknown_type_names(tool.parameters, "parameters")
+    if tool.returns is not None:
+        found.extend(unknown_type_names(tool.returns, "returns"))
+    return [unknown_type_reason(path, name) for path, name in found]
 
 
 # -- call arguments -------------------------------------------------------------------------------

@@ -13,6 +13,8 @@
   api_list (5 tools, ToolBench parameter lists), api_label, is_call}``.  A call is right when its
   name is in ``api_label``, so every label is a gold alternative.
 
+Each instance's category is ``"<file>/<decision>"`` (``test/Call``, ``valid/NoSearch``,
+``tool_bench/NoCall``, ...), so ``data inspect`` breaks the data down as it is published.
 Python-literal text is read with :func:`ast.literal_eval` only; nothing is evaluated.
 """
 
@@ -53,6 +55,12 @@ def decision_of(chain: str) -> Decision:
     if NO_CALL in chain:
         return Decision.NO_CALL
     return Decision.NO_SEARCH
+
+
+def category_of(split: str, decision: Decision) -> str:
+    """``"<file>/<decision>"``, e.g. ``"test/Call"``: the breakdown the DEER data is published in
+    (test: 445 Call, 298 NoCall; valid: 526 Call, 346 NoCall, 193 NoSearch)."""
+    return f"{split}/{decision.value}"
 
 
 def _literal(text: str, rec: Record, what: str) -> Any:
@@ -162,6 +170,7 @@ def instance_from_chain(
         decision=decision,
         answer=chain,
         source=SOURCE,
+        category=category_of(split, decision),
         split=split,
         metadata=meta,
     )
@@ -237,6 +246,7 @@ def instance_from_baseline(rec: Record, inst_id: str, split: str) -> Instance:
         alternatives=alternatives,
         decision=Decision.CALL if is_call else Decision.NO_CALL,
         source=SOURCE,
+        category=category_of(split, Decision.CALL if is_call else Decision.NO_CALL),
         split=split,
         metadata={
             "api_label": labels,

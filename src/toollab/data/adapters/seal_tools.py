@@ -9,11 +9,16 @@
   (:func:`toollab.tools.formats.seal_to_tool`): Python type names become JSON Schema and
   ``responses`` becomes the tool's ``returns`` object schema (ordered: the n-th label is the
   n-th field).
-* The upstream prompt offers an ``api_list`` of 5 tools per query, which is not part of these
-  files; each instance offers the tools it calls and says so in ``metadata["api_list_available"]``.
-  Given the prompt files (``-o api_lists=dataset_for_finetune/test_in_domain.json``), each
-  instance offers exactly its prompt's ``api_list`` instead (``metadata["gold_not_offered"]``
-  names gold tools the list lacks: the retriever errors of the upstream error analysis).
+* The upstream prompt offers an ``api_list`` of 5 tools per query (retrieved: it misses the gold
+  tool in 2 in-domain and 3 out-of-domain calls).  The lists are in the prompt files
+  ``dataset_for_finetune/<split>.json`` of the upstream dataset folder, not in the jsonl files.
+  When those files lie beside the instance files they are read by default, and each instance
+  offers exactly its prompt's ``api_list`` (``metadata["gold_not_offered"]`` names gold tools
+  the list lacks: the retriever errors of the upstream error analysis); ``-o api_lists=PATH,...``
+  names them elsewhere.  Without them an instance offers only the tools its gold calls use,
+  which makes tool selection easier than upstream: ``metadata["api_list_available"]`` is then
+  false and the dataset carries a :class:`~toollab.data.base.DataNote` saying so
+  (``-o api_lists=none`` asks for this setting on purpose).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from toollab.data.base import (
     as_list,
     as_path,
     check_choices,
+    note,
     register_adapter,
     tool_pool,
 )
@@ -44,6 +50,10 @@ NON_INSTANCE_FILES = {"tool.jsonl", "field.jsonl"}
 #: the test files, in the order they are read; other ``*.jsonl`` with ``calling`` follow
 MAIN_FILES = ("test_in_domain.jsonl", "test_out_domain.jsonl")
 SEAL_LABEL = re.compile(r"^API_call_\d+$")
+#: folder of the upstream prompt files (``<split>.json``, with each query's 5-tool ``api_list``)
+PROMPT_DIR = "dataset_for_finetune"
+#: ``-o api_lists=`` values that ask for the gold tools only
+GOLD_ONLY = ("none", "gold")
 
 
 def tool_from_record(rec: Record) -> Tool:
@@ -214,6 +224,19 @@ def with_api_list(
     return inst.model_copy(update={"tools": offered, "metadata": meta})
 
 
+def _prompt_files(api_lists: Any, folder: Path, files: list[Path]) -> list[Path]:
+    """The upstream prompt files to take the offered ``api_list`` from: ``api_lists`` when given
+    (``none`` = none), else ``dataset_for_finetune/<split>.json`` of each instance file that has
+    one beside it."""
+    if isinstance(api_lists, str) and api_lists.strip().lower() in GOLD_ONLY:
+        return []
+    given = as_list(api_lists, "api_lists")
+    if given is not None:
+        return [p for p in (as_path(v, "api_lists") for v in given) if p is not None]
+    found = [folder / PROMPT_DIR / f"{f.stem}.json" for f in files]
+    return [p for p in found if p.is_file()]
+
+
 def _is_instance_file(path: Path) -> bool:
     """A ``*.jsonl`` whose first record has a ``calling`` list."""
     text = read_text(path)
@@ -250,7 +273,8 @@ class SealToolsAdapter(Adapter):
         """``path``: the Seal-Tools folder or one instance file; ``tools``: tool.jsonl elsewhere;
         ``splits``: file stems to read (e.g. ``test_in_domain``); ``api_lists``: upstream prompt
         files (``dataset_for_finetune/test_*.json``, comma-separated) whose 5-tool ``api_list``
-        then becomes each instance's offered tools."""
+        becomes each instance's offered tools (default: those beside the instance files;
+        ``none``: offer only the gold tools)."""
         folder = path if path.is_dir() else path.parent
         tool_file = as_path(tools, "tools") or folder / TOOL_FILE
         if not tool_file.is_file():
@@ -263,11 +287,10 @@ class SealToolsAdapter(Adapter):
         if not files:
             raise InputError("no Seal-Tools instance files (*.jsonl with 'calling')", path=path)
         tool_map = read_tools(tool_file)
-        prompt_files = [as_path(p, "api_lists") for p in as_list(api_lists, "api_lists") or []]
+        prompt_files = _prompt_files(api_lists, folder, files)
         offered_lists: dict[str, list[Any]] = {}
         for pf in prompt_files:
-            if pf is not None:
-                offered_lists.update(read_api_lists(pf))
+            offered_lists.update(read_api_lists(pf))
         instances: list[Instance] = []
         per_file: dict[str, int] = {}
         for f in files:
@@ -278,6 +301,19 @@ class SealToolsAdapter(Adapter):
                     inst = with_api_list(inst, offered_lists[inst.id], tool_map, rec)
                 instances.append(inst)
             per_file[f.name] = len(instances) - n0
+        with_list = sum(1 for i in instances if i.metadata["api_list_available"])
+        missed = sum(len(i.metadata.get("gold_not_offered") or []) for i in instances)
+        notes: list[str] = []
+        if with_list < len(instances):
+            notes.append(
+                note(
+                    f"Seal-Tools: {len(instances) - with_list} of {len(instances)} instances offer "
+                    "only the tools their gold calls use, not the upstream prompt's 5-tool "
+                    f"api_list ({PROMPT_DIR}/<split>.json is not beside {folder}); tool "
+                    "selection is easier than upstream. Give the prompt files with "
+                    "-o api_lists=PATH[,PATH]."
+                )
+            )
         return Dataset(
             name=folder.name if path.is_dir() else path.stem,
             format=self.name,
@@ -292,9 +328,14 @@ class SealToolsAdapter(Adapter):
             details={
                 "tool_file": str(tool_file),
                 "files": per_file,
-                "api_list": "not in these files (the upstream prompt's 5-tool api_list); "
-                "each instance offers the tools it calls",
+                "offered_tools": {
+                    "upstream api_list": with_list,
+                    "gold tools only": len(instances) - with_list,
+                },
+                "prompt_files": [str(p) for p in prompt_files],
+                "gold_calls_not_offered": missed,
             },
+            notes=notes,
         )
 
     def load_tools(self, path: Path, **options: Any) -> list[Tool]:

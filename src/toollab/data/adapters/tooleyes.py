@@ -8,6 +8,10 @@
 * The config JSON is kept verbatim (``metadata["tool_document"]`` = ``json.dumps(config)``, which
   is what the paper's prompt puts in ``{Tool Document}``); ``ask_to_user`` and ``finish`` carry
   ``metadata["control"] = True``.
+* The dataset's tool pool is the library's 568 real tool schemas, one per config entry as
+  published (``classify_grocery_product`` is listed twice in one file: 567 distinct, 530 distinct
+  names); every config file also lists ``ask_to_user`` and ``finish``, counted apart in
+  ``details["control_tools"]`` and offered with each query, not in the pool.
 """
 
 from __future__ import annotations
@@ -111,6 +115,26 @@ def _locate(path: Path, library: Path | None) -> tuple[Path, Path]:
     return raw, root
 
 
+def library_details(lib: _Library) -> dict[str, Any]:
+    """What ``data inspect`` shows beside the headline count of real tool schemas."""
+    entries = [t for folder in lib.all_configs() for t in lib.config(folder)[1]]
+    real = [t for t in entries if not t.metadata.get("control")]
+    control: dict[str, int] = {}
+    for t in entries:
+        if t.metadata.get("control"):
+            control[t.name] = control.get(t.name, 0) + 1
+    distinct = tool_pool(real)
+    return {
+        "config_files": len(lib.all_configs()),
+        "real_tools": len(real),
+        "control_tools": control,
+        "distinct_tools": len(distinct),
+        "distinct_tool_names": len({t.name for t in real}),
+        "tool_entries": len(entries),
+        "gold": "none (ToolEyes has no reference answers)",
+    }
+
+
 @register_adapter
 class ToolEyesAdapter(Adapter):
     name = "tooleyes"
@@ -157,8 +181,6 @@ class ToolEyesAdapter(Adapter):
                 )
             )
         pool = self._pool(lib)
-        entries = [t for folder in lib.all_configs() for t in lib.config(folder)[1]]
-        control = sum(1 for t in entries if t.metadata.get("control"))
         return Dataset(
             name=root.name,
             format=self.name,
@@ -166,20 +188,21 @@ class ToolEyesAdapter(Adapter):
             tools=pool,
             path=path,
             options={"scenarios": wanted, "library": str(root / LIBRARY)},
-            details={
-                "config_files": len(lib.all_configs()),
-                "real_tools": len(entries) - control,
-                "control_tools": control,
-                "distinct_tools": len(pool),
-                "gold": "none (ToolEyes has no reference answers)",
-            },
+            details=library_details(lib),
         )
 
     def _pool(self, lib: _Library) -> list[Tool]:
-        return tool_pool(t for folder in lib.all_configs() for t in lib.config(folder)[1])
+        """Every real tool entry of the library (one per schema of a config file, as published;
+        ``ask_to_user`` and ``finish`` are left out: they are control actions, not tools)."""
+        return [
+            t
+            for folder in lib.all_configs()
+            for t in lib.config(folder)[1]
+            if not t.metadata.get("control")
+        ]
 
     def load_tools(self, path: Path, **options: Any) -> list[Tool]:
-        """Every tool of the library (``path``: the ToolEyes folder or its Tool_Library)."""
+        """Every real tool of the library (``path``: the ToolEyes folder or its Tool_Library)."""
         root = path.parent if path.name == LIBRARY else path
         if not (root / LIBRARY).is_dir():
             raise InputError(f"no {LIBRARY} folder", path=path)
