@@ -246,6 +246,17 @@ def test_household_preconditions_and_lcs() -> None:
     assert env.plan_lcs(ok[1:], [ok]) == pytest.approx(5 / 6)
     # object names are compared normalised: "TV" and "tv" are one object
     assert env.plan_lcs([c("Find", object="TV"), *ok[2:]], [ok[1:]]) == 1.0
+    # a worn object is wherever the agent is: finding it does not break the world model
+    worn = env.run(
+        [
+            c("Find", object="shoes"),
+            c("Grab", object="shoes"),
+            c("PutOn", object="shoes"),
+            c("Walk", object="kitchen"),
+            c("Find", object="shoes"),
+        ]
+    )
+    assert not worn.crashed and worn.state["agent.room"] == "kitchen"
 
 
 # -- scenario environments ------------------------------------------------------------------------------

@@ -136,7 +136,7 @@ def generate_cmd(
         return
     table = Table(title=f"generated {total} {split} instances -> {out}", title_justify="left")
     for col in ("env", "instances", "Call", "NoCall", "NoSearch", "API combos", "API complexity"):
-        table.add_column(col, justify="left" if col == "env" else "right")
+        table.add_column(col, justify="left" if col == "env" else "right", no_wrap=col == "env")
     for name, r in rows.items():
         cx = r["api_complexity"]
         table.add_row(

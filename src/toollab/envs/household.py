@@ -216,7 +216,7 @@ class HouseholdEnv(Environment):
         where = self.world[name]["location"]
         seen = set()
         while where not in ROOMS:
-            if where == "agent":
+            if where in ("agent", "worn"):  # held or worn: where the agent is
                 return str(self.agent["room"])
             if where in seen:
                 break
