@@ -119,3 +119,65 @@ def test_environment_tools_compile_with_their_patterns(vocab) -> None:  # type: 
     assert gbnf_grammar(build_schema([timed], CallPolicy.single())) != gbnf_grammar(
         build_schema([plain], CallPolicy.single())
     )
+
+
+def test_every_tool_set_builds_an_outlines_regex(instances: dict[str, list[Instance]]) -> None:
+    """The transformers route (outlines) takes the same schemas: every tool set's richest
+    shape becomes a regex, and what the regex admits is what the schema admits."""
+    import re
+
+    pytest.importorskip("outlines_core")
+    from toollab.models.hf_constrain import schema_regex
+
+    sets = tool_sets(instances)
+    failures = []
+    for source, items in sets.items():
+        for tools in items:
+            try:
+                schema_regex(build_schema(tools, POLICY))
+            except Exception as exc:
+                failures.append(f"{source} {[t.name for t in tools]}: {exc}")
+    assert not failures, f"{len(failures)} failed, first: {failures[:3]}"
+    tool = Tool(
+        name="f",
+        parameters={
+            "type": "object",
+            "properties": {"x": {"type": "integer"}, "s": {"type": "string", "maxLength": 3}},
+            "required": ["x"],
+        },
+    )
+    rx = re.compile(schema_regex(build_schema([tool], CallPolicy.decision_first())))
+    good = [
+        '{"decision": "call", "call": {"name": "f", "arguments": {"x": 1}}}',
+        '{"decision": "call", "call": {"name": "f", "arguments": {"x": -2, "s": "abc"}}}',
+        '{"decision": "no_call", "answer": "no"}',
+    ]
+    bad = [
+        '{"decision": "call", "call": {"name": "g", "arguments": {"x": 1}}}',  # not offered
+        '{"decision": "call", "call": {"name": "f", "arguments": {}}}',  # x is required
+        '{"decision": "call", "call": {"name": "f", "arguments": {"x": 1, "s": "abcd"}}}',
+        '{"call": {"name": "f", "arguments": {"x": 1}}, "decision": "call"}',  # order
+    ]
+    assert all(rx.fullmatch(t) for t in good)
+    assert not any(rx.fullmatch(t) for t in bad)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "inside", "outside"),
+    [
+        ("^.*[0-9]+.*$", ["ab12", "7"], ['a"1', "1\\", "x"]),
+        ("^[^a-z]+$", ["ABC", "12"], ['"', "\\", "abc"]),
+        ("^[^]a]+$", ["bc"], ["]", "a", '"']),
+        ("^\\d{4}-\\d{2}$", ["2024-05"], ["2024-5"]),
+    ],
+)
+def test_patterns_cannot_break_the_json_string(
+    pattern: str, inside: list[str], outside: list[str]
+) -> None:
+    import re
+
+    from toollab.models.hf_constrain import json_safe_pattern
+
+    safe = re.compile(json_safe_pattern(pattern))
+    assert all(safe.fullmatch(s) for s in inside), json_safe_pattern(pattern)
+    assert not any(safe.fullmatch(s) for s in outside), json_safe_pattern(pattern)

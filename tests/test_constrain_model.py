@@ -56,3 +56,33 @@ def test_bundled_model_constrained_calls_are_valid(shared_data: Path, bundled_gg
                 )
                 valid += 1
     assert valid >= 2, "the bundled model should make at least two complete constrained calls"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lazy", [True, False], ids=["greedy-fast-path", "sampler-chain"])
+def test_repeat_guard_stops_llama_decoding(
+    shared_data: Path, bundled_gguf: Path, lazy: bool
+) -> None:
+    """BFCL parallel: the bundled model repeats one call until max_tokens.  A multi-call plan
+    asks to stop at the first repeat, and both llama.cpp paths stop there: the same calls, the
+    same text up to the repeat, fewer tokens."""
+    from toollab.models.llamacpp import LlamaCppModel
+
+    inst = [
+        i for i in load_dataset(shared_data / "bfcl", "bfcl").instances if i.category == "parallel"
+    ][1]
+    plan = ConstraintPlan(inst.tools, CallPolicy.for_instance(inst))
+    opts = plan.options(GenerateOptions(max_tokens=160))
+    assert opts.stop_on_repeat
+    msgs = JsonTemplate().messages(inst)
+    with LlamaCppModel(bundled_gguf, n_ctx=4096, lazy_grammar=lazy) as model:
+        guarded = model.generate(msgs, tools=inst.tools, options=opts)
+        free = model.generate(
+            msgs, tools=inst.tools, options=opts.model_copy(update={"stop_on_repeat": False})
+        )
+    assert free.finish_reason == "length" and guarded.finish_reason == "repeat"
+    assert guarded.usage.completion_tokens < free.usage.completion_tokens
+    assert free.text.startswith(guarded.text)
+    calls = plan.parse(guarded.text)
+    assert calls.status is ParseStatus.CALLS and calls.calls == plan.parse(free.text).calls
+    assert calls.details["repeats_dropped"] == 1  # the repeat that stopped decoding

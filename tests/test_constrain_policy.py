@@ -5,8 +5,15 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from toollab.models.base import GenerateOptions, ModelOutput
-from toollab.models.constrain import RepeatGuard, drop_repeats, stop_at_repetition
+from toollab.models.constrain import (
+    RepeatGuard,
+    calls_array_start,
+    drop_repeats,
+    stop_at_repetition,
+)
 from toollab.models.fake import FakeModel
 from toollab.models.policy import (
     CallPolicy,
@@ -82,12 +89,58 @@ def test_cut_off_output_keeps_complete_calls() -> None:
     assert no_cut.status is ParseStatus.NO_CALL
 
 
+def _stream(guard: RepeatGuard, text: str) -> int | None:
+    """Feed ``text`` to ``guard`` one character at a time; where it stopped (or None)."""
+    for i in range(1, len(text) + 1):
+        if guard(text[:i]):
+            return i
+    return None
+
+
 def test_repeat_guard_stops_on_first_repeat() -> None:
     guard = RepeatGuard()
     assert not guard("[" + json.dumps(A))
     assert not guard("[" + json.dumps(A) + ", " + json.dumps(B) + ", ")
     assert guard("[" + json.dumps(A) + ", " + json.dumps(B) + ", " + json.dumps(A))
-    assert guard.stopped
+    assert guard.stopped and guard.calls == 3
+    # streamed: it stops at the closing brace of the repeat, not later
+    text = "[" + json.dumps(A) + ", " + json.dumps(B) + ", " + json.dumps(A)
+    assert _stream(RepeatGuard(), text + ", " + json.dumps(B) + "]") == len(text)
+    # key order inside a call does not hide a repeat
+    swapped = '{"arguments": {"x": 1}, "name": "f"}'
+    assert _stream(RepeatGuard(), f"[{json.dumps(A)},{swapped}]") is not None
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        '{"decision": "call", "calls": ',
+        '{ "count": 3, "calls":',
+        '{"decision":"call","count":2,"calls":',
+    ],
+)
+def test_repeat_guard_finds_the_calls_array(prefix: str) -> None:
+    text = prefix + "[" + json.dumps(A) + ", " + json.dumps(A)
+    assert calls_array_start(text) == text.index("[")
+    assert _stream(RepeatGuard(), text) == len(text)
+
+
+def test_repeat_guard_ignores_answers_without_a_calls_array() -> None:
+    """A single call whose arguments hold a list of equal objects, or a no-call answer that
+    mentions brackets, is not a repetition of calls."""
+    single = json.dumps({"name": "f", "arguments": {"items": [{"a": 1}, {"a": 1}]}})
+    no_call = json.dumps({"decision": "no_call", "answer": '[{"a": 1}, {"a": 1}]'})
+    for text in (single, no_call, "I cannot [help] [help]"):
+        assert calls_array_start(text) is None
+        assert _stream(RepeatGuard(), text) is None
+
+
+def test_multi_call_plans_ask_to_stop_on_repeat() -> None:
+    assert ConstraintPlan([TOOL], CallPolicy(max_calls=8)).options().stop_on_repeat
+    assert not ConstraintPlan([TOOL], CallPolicy.single()).options().stop_on_repeat
+    assert not ConstraintPlan([TOOL], CallPolicy.naive()).options().stop_on_repeat  # "keep"
+    dedupe = CallPolicy(max_calls=8, repetition="dedupe")
+    assert not ConstraintPlan([TOOL], dedupe).options().stop_on_repeat
 
 
 def test_constrained_options_carry_the_schema() -> None:

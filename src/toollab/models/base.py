@@ -41,6 +41,9 @@ class GenerateOptions(BaseModel):
     #: ``chat`` template route sets it: toollab's other templates document the tools in the
     #: system prompt already, and a tool-aware chat template would document them a second time
     template_tools: bool = False
+    #: stop generating as soon as a complete call repeats an earlier one in the answer's calls
+    #: array (:class:`~toollab.models.constrain.RepeatGuard`; llama.cpp and transformers)
+    stop_on_repeat: bool = False
 
 
 class ChatRequest(BaseModel):

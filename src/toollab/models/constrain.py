@@ -421,26 +421,72 @@ def complete_items(text: str, start: int) -> tuple[list[Any], bool]:
         items.append(value)
 
 
-class RepeatGuard:
-    """A stop condition for streaming decoders: true once a call repeats an earlier one.
+#: the start of a decision / count object up to the ``[`` of its ``calls`` array
+_CALLS_OPEN = re.compile(
+    r'\s*\{(?:\s*"(?:decision|count)"\s*:\s*(?:"[^"]*"|\d+)\s*,)*\s*"calls"\s*:\s*\['
+)
 
-    Feed it the text generated so far; it finds the calls array (the first ``[``) and reports a
-    repeat as soon as a complete call equals an earlier one.  With llama.cpp pass it through
-    ``stopping_criteria`` (see ``benchmarks/bench_constrained.py``).
+
+def calls_array_start(text: str) -> int | None:
+    """Where the calls array of a constrained answer opens (the index of its ``[``): a bare
+    array, or the ``calls`` of a ``{"decision": "call", "calls": [...]}`` /
+    ``{"count": k, "calls": [...]}`` object; ``None`` when the text has no calls array (yet)."""
+    lead = len(text) - len(text.lstrip())
+    if text[lead : lead + 1] == "[":
+        return lead
+    m = _CALLS_OPEN.match(text)
+    return m.end() - 1 if m else None
+
+
+class RepeatGuard:
+    """A stop condition for decoders: true once a complete call repeats an earlier one.
+
+    Feed it the growing text of **one** generation (a new guard per generation); it finds the
+    calls array (:func:`calls_array_start`; answers without one never stop) and reads each
+    complete call once, so a step costs only the new text.  The backends use it when a request
+    sets ``GenerateOptions.stop_on_repeat`` (multi-call constrained answers whose policy has
+    ``repetition="stop"``): llama.cpp's greedy fast path and its ``stopping_criteria``, and a
+    transformers ``StoppingCriteria``; the output's ``finish_reason`` is then ``"repeat"``.
     """
 
     def __init__(self) -> None:
         self.stopped = False
+        #: complete calls read so far (the repeat included)
+        self.calls = 0
+        #: length of the text when the repeat was complete
+        self.stopped_at: int | None = None
+        self._start: int | None = None
+        self._pos = 0
+        self._keys: set[str] = set()
+        self._decoder = json.JSONDecoder()
 
     def __call__(self, text: str) -> bool:
-        start = text.find("[")
-        if start < 0:
-            return False
-        items, _ = complete_items(text, start)
-        keys = [json.dumps(it, sort_keys=True) for it in items if isinstance(it, dict)]
-        if len(keys) != len(set(keys)):
-            self.stopped = True
-        return self.stopped
+        if self.stopped:
+            return True
+        if self._start is None:
+            self._start = calls_array_start(text)
+            if self._start is None:
+                return False
+            self._pos = self._start + 1
+        i, n = self._pos, len(text)
+        while True:
+            while i < n and text[i] in " \t\r\n,":
+                i += 1
+            if i >= n or text[i] == "]":
+                return False
+            try:
+                value, end = self._decoder.raw_decode(text, i)
+            except json.JSONDecodeError:
+                return False  # the next call is not complete yet
+            if not isinstance(value, dict):
+                return False  # calls are objects (a bare number might still be growing)
+            i = self._pos = end
+            self.calls += 1
+            key = json.dumps(value, sort_keys=True, ensure_ascii=False)
+            if key in self._keys:
+                self.stopped, self.stopped_at = True, end
+                return True
+            self._keys.add(key)
 
 
 def validate_schema(schema: dict[str, Any]) -> None:

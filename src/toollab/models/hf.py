@@ -3,12 +3,15 @@
 ``hf:/path/to/model_dir`` loads a model folder; ``hf:/path/model.gguf`` (or a folder plus
 ``gguf_file=NAME``) loads a GGUF through transformers' ``gguf_file=`` (dequantized to float32);
 ``hf:bundled`` is the bundled GGUF that way.  Messages are rendered with the tokenizer's chat
-template (``tools=`` handed to it only when ``template_tools`` is set: the ``chat`` template route), so prompts and parsing are the same
-as with llama.cpp.  Greedy by default, seed via ``torch.manual_seed``, stop strings, usage and
-timings (prompt time = time to the first new token).
+template (``tools=`` handed to it only when ``template_tools`` is set: the ``chat`` template
+route), so prompts and parsing are the same as with llama.cpp.  Greedy by default, seed via
+``torch.manual_seed``, stop strings, usage and timings (prompt time = time to the first new
+token).
 
-Decoding is unconstrained (``supports_constraints`` is False): a request with ``json_schema`` or
-``grammar`` fails with :class:`BackendError` rather than silently ignoring the constraint.
+``json_schema`` requests are constrained by a logits processor from outlines
+(:mod:`toollab.models.hf_constrain`, the ``hf`` extra installs it); ``supports_constraints`` is
+true when outlines is installed.  Raw GBNF ``grammar`` is llama.cpp's and is refused with a
+:class:`BackendError`, as is ``json_schema`` without outlines — never silently ignored.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from toollab.errors import BackendError
+from toollab.models import hf_constrain
 from toollab.models.base import (
     ChatRequest,
     ChatTemplateSource,
@@ -29,6 +33,7 @@ from toollab.models.base import (
     Usage,
 )
 from toollab.models.bundled import bundled_gguf_path
+from toollab.models.constrain import RepeatGuard
 from toollab.models.llamacpp import _chatml, physical_cores
 from toollab.models.registry import ModelSpec, merge_options, register_provider
 
@@ -49,11 +54,24 @@ class _FirstTokenTimer:
         return None
 
 
+class _RepeatStop:
+    """A transformers stopping criterion asking a :class:`RepeatGuard` about the new text."""
+
+    def __init__(self, guard: RepeatGuard, tokenizer: Any, n_prompt: int) -> None:
+        self.guard, self.tokenizer, self.n_prompt = guard, tokenizer, n_prompt
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        text = self.tokenizer.decode(input_ids[0, self.n_prompt :], skip_special_tokens=True)
+        stop = self.guard(str(text))
+        return torch.full((input_ids.shape[0],), stop, dtype=torch.bool, device=input_ids.device)
+
+
 class HFModel(Model):
     """A causal LM through transformers on CPU."""
 
     max_concurrency = 1
-    supports_constraints = False
 
     def __init__(
         self,
@@ -90,6 +108,9 @@ class HFModel(Model):
             raise BackendError(f"transformers could not load {self.name[3:]}: {exc}") from exc
         self.model.eval()
         self._lock = threading.Lock()
+        #: JSON-Schema constraints need outlines (the ``hf`` extra)
+        self.supports_constraints = hf_constrain.available()
+        self._constrainer: hf_constrain.OutlinesConstrainer | None = None
 
     # -- prompts -----------------------------------------------------------------------------------
     def render(self, req: ChatRequest) -> str:
@@ -123,22 +144,32 @@ class HFModel(Model):
         return ChatTemplateSource(source, tokens)
 
     # -- constraints -------------------------------------------------------------------------------
-    @staticmethod
-    def _refuse_constraints(req: ChatRequest) -> None:
-        if req.options.json_schema is not None or req.options.grammar is not None:
+    def _logits_processors(self, req: ChatRequest) -> list[Any]:
+        opts = req.options
+        if opts.grammar is not None:
             raise BackendError(
-                "the transformers backend decodes unconstrained; use the llama.cpp backend "
-                "(bundled: or llamacpp:) or an OpenAI-compatible server for json_schema/grammar"
+                "raw GBNF grammars are llama.cpp's: use json_schema with the transformers "
+                "backend, or the llama.cpp backend (bundled: or llamacpp:) for grammar"
             )
+        if opts.json_schema is None:
+            return []
+        if not self.supports_constraints:
+            raise BackendError(
+                "json_schema with the transformers backend needs outlines: pip install "
+                "'toollab[hf]' (or use the llama.cpp backend)"
+            )
+        if self._constrainer is None:
+            self._constrainer = hf_constrain.OutlinesConstrainer(self.model, self.tokenizer)
+        return [self._constrainer.processor(opts.json_schema)]
 
     # -- generation --------------------------------------------------------------------------------
     def _run(self, req: ChatRequest) -> ModelOutput:
         import torch
 
         opts = req.options
-        self._refuse_constraints(req)
         with self._lock:
             t0 = time.perf_counter()
+            processors = self._logits_processors(req)
             text = self.render(req)
             enc = self.tokenizer(
                 text, return_tensors="pt", add_special_tokens=req.prompt is not None
@@ -159,6 +190,17 @@ class HFModel(Model):
                 gen.update(temperature=None, top_p=None, top_k=None)
             if opts.stop:
                 gen.update(stop_strings=list(opts.stop), tokenizer=self.tokenizer)
+            if processors:
+                from transformers import LogitsProcessorList
+
+                gen["logits_processor"] = LogitsProcessorList(processors)
+            guard = RepeatGuard() if opts.stop_on_repeat else None
+            if guard is not None:
+                from transformers import StoppingCriteriaList
+
+                gen["stopping_criteria"] = StoppingCriteriaList(
+                    [_RepeatStop(guard, self.tokenizer, n_prompt)]
+                )
             torch.manual_seed(opts.seed)
             try:
                 with torch.inference_mode():
@@ -169,6 +211,8 @@ class HFModel(Model):
         new = out[0, n_prompt:]
         completion = str(self.tokenizer.decode(new, skip_special_tokens=True))
         finish = "length" if len(new) >= opts.max_tokens else "stop"
+        if guard is not None and guard.stopped:
+            finish = "repeat"
         for stop in opts.stop:
             if stop and stop in completion:
                 completion = completion[: completion.index(stop)]

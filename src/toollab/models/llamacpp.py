@@ -9,6 +9,8 @@
 * ``json_schema`` → a GBNF grammar (compiled once per schema), ``grammar`` → raw GBNF. Greedy
   constrained requests check the grammar lazily (only the argmax token, the full vocabulary
   only when it is rejected; ``lazy_grammar=false`` uses llama-cpp-python's sampler chain).
+* ``stop_on_repeat``: generation stops as soon as a complete call repeats an earlier one
+  (:class:`~toollab.models.constrain.RepeatGuard`, on both paths; ``finish_reason`` "repeat").
 * The KV state of the previous prompt is reused for the longest common token prefix
   (``Usage.cached_tokens``); :meth:`LlamaCppModel.batch` orders requests to maximize it and an
   optional :class:`~toollab.models.prefix.PrefixStore` keeps snapshots of several prefixes.
@@ -38,6 +40,7 @@ from toollab.models.base import (
     Usage,
 )
 from toollab.models.bundled import BUNDLED_NAME, bundled_gguf_path
+from toollab.models.constrain import RepeatGuard
 from toollab.models.llamacpp_greedy import greedy_grammar_completion
 from toollab.models.prefix import PrefixStore, common_prefix_len, order_for_reuse
 from toollab.models.registry import ModelSpec, merge_options, register_provider
@@ -274,12 +277,13 @@ class LlamaCppModel(Model):
             cached = self._reusable(tokens)
             greedy = opts.temperature <= 0
             stops = [*opts.stop, *template_stops]
+            guard = RepeatGuard() if opts.stop_on_repeat else None
             ctx = self.llm._ctx.ctx
             llama_cpp.llama_perf_context_reset(ctx)
             resp: Any
             try:
                 if greedy and grammar is not None and self.lazy_grammar:
-                    resp = self._complete_lazy(tokens, grammar, opts.max_tokens, stops)
+                    resp = self._complete_lazy(tokens, grammar, opts.max_tokens, stops, guard)
                 else:
                     resp = self.llm.create_completion(
                         prompt=tokens,
@@ -292,7 +296,10 @@ class LlamaCppModel(Model):
                         seed=opts.seed,
                         stop=stops,
                         grammar=grammar,
+                        stopping_criteria=self._repeat_criteria(guard, len(tokens)),
                     )
+                    if guard is not None and guard.stopped:
+                        resp["choices"][0]["finish_reason"] = "repeat"
             except (ValueError, RuntimeError) as exc:
                 raise BackendError(f"llama.cpp generation failed: {exc}") from exc
             total = time.perf_counter() - t0
@@ -316,8 +323,29 @@ class LlamaCppModel(Model):
             tag=req.tag,
         )
 
+    def _repeat_criteria(self, guard: RepeatGuard | None, n_prompt: int) -> Any:
+        """llama-cpp-python ``stopping_criteria`` asking ``guard`` about the generated text."""
+        if guard is None:
+            return None
+        from llama_cpp import StoppingCriteriaList
+
+        llm = self.llm
+
+        def repeated(input_ids: Any, logits: Any) -> bool:
+            generated = [int(t) for t in input_ids[n_prompt:]]
+            if not generated:
+                return False
+            return guard(llm.detokenize(generated).decode("utf-8", errors="ignore"))
+
+        return StoppingCriteriaList([repeated])
+
     def _complete_lazy(
-        self, tokens: list[int], grammar: Any, max_tokens: int | None, stops: list[str]
+        self,
+        tokens: list[int],
+        grammar: Any,
+        max_tokens: int | None,
+        stops: list[str],
+        guard: RepeatGuard | None = None,
     ) -> dict[str, Any]:
         """Greedy grammar-constrained completion, shaped like ``create_completion``'s answer."""
         out = greedy_grammar_completion(
@@ -327,6 +355,7 @@ class LlamaCppModel(Model):
             root=grammar._root,
             max_tokens=max_tokens,
             stop=stops,
+            stop_when=guard,
         )
         return {
             "choices": [{"text": out.text, "finish_reason": out.finish_reason}],

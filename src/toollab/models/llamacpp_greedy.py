@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,8 +162,14 @@ def greedy_grammar_completion(
     root: str,
     max_tokens: int | None,
     stop: Sequence[str],
+    stop_when: Callable[[str], bool] | None = None,
 ) -> GreedyCompletion:
-    """Greedy completion of ``prompt_tokens`` under the GBNF grammar ``gbnf`` (rule ``root``)."""
+    """Greedy completion of ``prompt_tokens`` under the GBNF grammar ``gbnf`` (rule ``root``).
+
+    ``stop_when(text)`` is asked after every token with the text generated so far (complete
+    characters only); when it answers true generation ends there, ``finish_reason`` ``"repeat"``
+    (it is the :class:`~toollab.models.constrain.RepeatGuard` hook).
+    """
     import llama_cpp
 
     tokens = [int(t) for t in prompt_tokens]
@@ -204,6 +210,9 @@ def greedy_grammar_completion(
                 hits = [s for s in stops if s in all_text]
                 if hits:
                     text, finish = all_text[: all_text.index(hits[0])], "stop"
+                    break
+                if stop_when is not None and stop_when(all_text.decode("utf-8", errors="ignore")):
+                    text, finish = all_text, "repeat"
                     break
                 if len(completion) >= limit:
                     text = all_text

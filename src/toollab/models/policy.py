@@ -10,9 +10,11 @@ empty list.  A :class:`CallPolicy` fixes the *shape* of the answer instead:
 * ``max_calls=1``: exactly one call, a single object rather than an array;
 * ``max_calls=n`` (``exact_calls`` for a known count, ``declare_count`` to make the model state
   the count before the calls): ``maxItems`` bounds the array;
-* ``repetition``: ``"stop"`` cuts the calls at the first repeat of an earlier call (and
-  :class:`~toollab.models.constrain.RepeatGuard` can stop a streaming decoder there),
-  ``"dedupe"`` drops repeats, ``"keep"`` keeps them; ``keep_first`` keeps only the first call.
+* ``repetition``: ``"stop"`` cuts the calls at the first repeat of an earlier call — and for
+  multi-call shapes the request sets ``stop_on_repeat``, so the llama.cpp and transformers
+  backends stop **decoding** there (:class:`~toollab.models.constrain.RepeatGuard`) instead of
+  repeating until ``max_tokens`` — ``"dedupe"`` drops repeats, ``"keep"`` keeps them;
+  ``keep_first`` keeps only the first call.
 
 :func:`constrained_options` turns tools + policy into :class:`GenerateOptions`;
 :func:`parse_constrained` reads the constrained output back into a
@@ -163,8 +165,15 @@ class ConstraintPlan:
     def two_stage(self) -> bool:
         return self.decision is not None
 
+    @property
+    def stop_on_repeat(self) -> bool:
+        """Whether decoding stops at the first repeated call (several calls, ``"stop"``)."""
+        return self.policy.repetition == "stop" and self.policy.max_calls != 1
+
     def options(self, base: GenerateOptions | None = None) -> GenerateOptions:
-        return (base or GenerateOptions()).model_copy(update={"json_schema": self.schema})
+        return (base or GenerateOptions()).model_copy(
+            update={"json_schema": self.schema, "stop_on_repeat": self.stop_on_repeat}
+        )
 
     def decision_options(self, base: GenerateOptions | None = None) -> GenerateOptions:
         if self.decision is None:
