@@ -14,11 +14,19 @@ Figures per variant (and per category): ``valid_call`` (≥1 call, every call na
 with schema-valid arguments), ``empty`` (no call), ``error`` (unreadable), ``repeat`` (the raw
 output repeats an identical call), ``hit_max_tokens``, ``name_args`` (names and required
 arguments match the gold; no call on irrelevance) and ``ast`` (BFCL AST accuracy from
-``toollab.eval.metrics.bfcl``, the calls rendered as BFCL Python calls).
+``toollab.eval.metrics.bfcl``, the calls rendered as BFCL Python calls).  These variants decode
+without the repeat guard, to show what each shape does on its own.
+
+``--parts repeat_guard`` measures the repeat guard: the first ``--guard-n`` BFCL ``parallel``
+instances under the task's own multi-call plan (``CallPolicy.for_instance``: up to 16 calls,
+repeats cut when read), decoded with ``stop_on_repeat`` off (``no_guard``) and on (``guard``:
+llama.cpp stops at the first repeated call).  It reports the same figures plus
+``stopped_at_repeat``, the completion tokens saved and how many answers parse to the same calls.
 
 Usage::
 
     flock /tmp/toollab-heavy.lock python benchmarks/bench_constrained.py --n 50 --extra 5 --max-tokens 128
+    flock /tmp/toollab-heavy.lock python benchmarks/bench_constrained.py --parts repeat_guard --guard-n 10 --max-tokens 128
 """
 
 from __future__ import annotations
@@ -38,7 +46,7 @@ from toollab.eval.metrics.bfcl import bfcl_answers, bfcl_category, bfcl_docs, ch
 from toollab.models.base import ChatRequest, GenerateOptions, ModelOutput, run_sync
 from toollab.models.constrain import arguments_schema
 from toollab.models.llamacpp import LlamaCppModel
-from toollab.models.policy import CallPolicy, parse_constrained
+from toollab.models.policy import CallPolicy, ConstraintPlan, parse_constrained
 from toollab.parsing import ParseResult, ParseStatus
 from toollab.schema import Instance, ToolCall
 from toollab.templates import JsonTemplate, PythonTemplate
@@ -46,6 +54,8 @@ from toollab.templates import JsonTemplate, PythonTemplate
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "bfcl"
 VARIANTS = ["unconstrained", "naive", "naive_first", "one_call", "decision_first"]
+GUARD_VARIANTS = ["no_guard", "guard"]
+PARTS = ("variants", "repeat_guard")
 
 
 def shape_policy(inst: Instance, *, decision: bool) -> CallPolicy:
@@ -143,6 +153,93 @@ def pick(instances: list[Instance], n: int, extra: int) -> list[Instance]:
     return chosen
 
 
+def _asker(model: LlamaCppModel, inst: Instance, msgs: list[dict[str, Any]]) -> Any:
+    def ask(opts: GenerateOptions) -> ModelOutput:
+        out: ModelOutput = run_sync(
+            model.safe_request(
+                ChatRequest(messages=msgs, tools=inst.tools, options=opts, tag=inst.id)
+            )
+        )
+        return out
+
+    return ask
+
+
+def repeat_guard_rows(
+    model: LlamaCppModel, instances: list[Instance], base: GenerateOptions
+) -> list[dict[str, Any]]:
+    """Each instance under its own multi-call plan, without and with the repeat guard.
+
+    Every prompt is evaluated in full (no prefix reuse): a prompt partly served from the KV
+    cache gets logits that differ in the last bits, enough to flip a near-tie and make the two
+    greedy texts diverge for reasons that have nothing to do with the guard.  So both sides see
+    identical logits, the guarded text is a prefix of the unguarded one, and both pay the same
+    prompt time.
+    """
+    tpl = JsonTemplate()
+    rows: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    reuse, model.prefix_reuse = model.prefix_reuse, False
+    try:
+        for k, inst in enumerate(instances):
+            rows += _guard_pair(model, tpl, inst, base)
+            print(
+                f"[guard {k + 1}/{len(instances)}] {inst.id} {time.perf_counter() - t0:.0f}s",
+                file=sys.stderr,
+            )
+    finally:
+        model.prefix_reuse = reuse
+    return rows
+
+
+def _guard_pair(
+    model: LlamaCppModel, tpl: JsonTemplate, inst: Instance, base: GenerateOptions
+) -> list[dict[str, Any]]:
+    """One instance decoded without and with the guard."""
+    ask = _asker(model, inst, tpl.messages(inst))
+    plan = ConstraintPlan(inst.tools, CallPolicy.for_instance(inst))
+    keep = plan.policy.model_copy(update={"repetition": "keep"})
+    # compile the schema's grammar before timing (it is cached), so neither side pays for it
+    model._grammar(ChatRequest(options=plan.options(base)))
+    rows: list[dict[str, Any]] = []
+    for variant in GUARD_VARIANTS:
+        opts = plan.options(base).model_copy(update={"stop_on_repeat": variant == "guard"})
+        out = ask(opts)
+        res = plan.parse(out.text)
+        rows.append(
+            {
+                "id": inst.id,
+                "category": inst.category,
+                "variant": variant,
+                "raw": out.text,
+                "finish_reason": out.finish_reason,
+                "calls": [c.model_dump(mode="json") for c in res.calls],
+                **score(inst, out, res, parse_constrained(out.text, keep)),
+            }
+        )
+    return rows
+
+
+def summarise_guard(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = summarise(rows, GUARD_VARIANTS)
+    for variant in GUARD_VARIANTS:
+        rs = [r for r in rows if r["variant"] == variant]
+        if rs:
+            stopped = sum(r["finish_reason"] == "repeat" for r in rs)
+            out[variant]["stopped_at_repeat"] = round(stopped / len(rs), 3)
+            out[variant]["total_tokens"] = sum(r["tokens"] for r in rs)
+            out[variant]["total_s"] = round(sum(r["seconds"] for r in rs), 1)
+    off = {r["id"]: r for r in rows if r["variant"] == "no_guard"}
+    on = {r["id"]: r for r in rows if r["variant"] == "guard"}
+    both = [i for i in off if i in on]
+    if both:
+        before = sum(off[i]["tokens"] for i in both)
+        after = sum(on[i]["tokens"] for i in both)
+        out["tokens_saved"] = round(1 - after / before, 3) if before else 0.0
+        out["same_calls"] = f"{sum(off[i]['calls'] == on[i]['calls'] for i in both)}/{len(both)}"
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -155,29 +252,59 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=128)
     ap.add_argument("--model", type=Path, default=None, help="GGUF (default: the bundled model)")
     ap.add_argument(
+        "--parts",
+        default=",".join(PARTS),
+        help=f"comma-separated parts to run: {', '.join(PARTS)}",
+    )
+    ap.add_argument(
+        "--guard-n", type=int, default=10, help="BFCL parallel instances for the repeat guard"
+    )
+    ap.add_argument(
         "--out", type=Path, default=None, help="also write per-instance rows here (JSONL)"
     )
     args = ap.parse_args()
+    parts = [p.strip() for p in args.parts.split(",") if p.strip()]
+    unknown = sorted(set(parts) - set(PARTS))
+    if unknown:
+        ap.error(f"unknown part(s) {', '.join(unknown)}; known: {', '.join(PARTS)}")
 
-    instances = pick(load_dataset(args.data, "bfcl").instances, args.n, args.extra)
+    everything = load_dataset(args.data, "bfcl").instances
     model = LlamaCppModel(args.model, n_ctx=4096)
-    tpl = JsonTemplate()
     base = GenerateOptions(max_tokens=args.max_tokens)
+    t0 = time.perf_counter()
+    report: dict[str, Any] = {"model": str(model.path.name), "max_tokens": args.max_tokens}
+    rows: list[dict[str, Any]] = []
+    if "variants" in parts:
+        instances = pick(everything, args.n, args.extra)
+        variant_rows = variant_rows_for(model, instances, base)
+        rows += variant_rows
+        report["n_instances"] = len(instances)
+        report["overall"] = summarise(variant_rows)
+        report["by_category"] = {
+            cat: summarise([r for r in variant_rows if r["category"] == cat])
+            for cat in sorted({str(r["category"]) for r in variant_rows})
+        }
+    if "repeat_guard" in parts:
+        parallel = [i for i in everything if i.category == "parallel"][: args.guard_n]
+        guard_rows = repeat_guard_rows(model, parallel, base)
+        rows += guard_rows
+        report["repeat_guard"] = {"n_instances": len(parallel), **summarise_guard(guard_rows)}
+    model.close()
+    report["wall_s"] = round(time.perf_counter() - t0, 1)
+    if args.out:
+        args.out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    print(json.dumps(report, indent=2))
+
+
+def variant_rows_for(
+    model: LlamaCppModel, instances: list[Instance], base: GenerateOptions
+) -> list[dict[str, Any]]:
+    """Every instance under each variant (no repeat guard)."""
+    tpl = JsonTemplate()
     rows: list[dict[str, Any]] = []
     t0 = time.perf_counter()
     for k, inst in enumerate(instances):
-        msgs = tpl.messages(inst)
-
-        def ask(
-            opts: GenerateOptions, msgs: list[dict[str, Any]] = msgs, inst: Instance = inst
-        ) -> ModelOutput:
-            out: ModelOutput = run_sync(
-                model.safe_request(
-                    ChatRequest(messages=msgs, tools=inst.tools, options=opts, tag=inst.id)
-                )
-            )
-            return out
-
+        ask = _asker(model, inst, tpl.messages(inst))
         free = ask(base)
         res = tpl.parse(free.text)
         rows.append(
@@ -232,22 +359,7 @@ def main() -> None:
         print(
             f"[{k + 1}/{len(instances)}] {inst.id} {time.perf_counter() - t0:.0f}s", file=sys.stderr
         )
-    model.close()
-
-    if args.out:
-        args.out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
-    report = {
-        "model": str(model.path.name),
-        "n_instances": len(instances),
-        "max_tokens": args.max_tokens,
-        "wall_s": round(time.perf_counter() - t0, 1),
-        "overall": summarise(rows),
-        "by_category": {
-            cat: summarise([r for r in rows if r["category"] == cat])
-            for cat in sorted({str(r["category"]) for r in rows})
-        },
-    }
-    print(json.dumps(report, indent=2))
+    return rows
 
 
 def _schema(inst: Instance, policy: CallPolicy) -> dict[str, Any]:
@@ -256,9 +368,11 @@ def _schema(inst: Instance, policy: CallPolicy) -> dict[str, Any]:
     return build_schema(inst.tools, policy)
 
 
-def summarise(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+def summarise(
+    rows: list[dict[str, Any]], variants: list[str] = VARIANTS
+) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
-    for variant in VARIANTS:
+    for variant in variants:
         rs = [r for r in rows if r["variant"] == variant]
         if not rs:
             continue
