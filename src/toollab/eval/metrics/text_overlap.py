@@ -36,7 +36,8 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from itertools import chain
+from itertools import chain, repeat
+from operator import lshift, or_
 from typing import Literal
 
 Backend = Literal["fast", "package"]
@@ -233,11 +234,14 @@ class Tokenizer13a:
 
     The regular expressions only look at a character and its neighbour, and every chunk is
     bordered by whitespace (a non-digit that is not ``.`` or ``,``), so a chunk padded with one
-    space on each side tokenises exactly as it does inside its line.
+    space on each side tokenises exactly as it does inside its line.  :meth:`ids` gives the
+    tokens as integers (one per distinct token string, shared by every line of this tokenizer).
     """
 
     def __init__(self) -> None:
         self._chunks: dict[str, list[str]] = {}
+        self._chunk_ids: dict[str, list[int]] = {}
+        self.vocab: dict[str, int] = {}
 
     def _chunk(self, chunk: str) -> list[str]:
         text = f" {chunk} ".translate(_SPLIT_TABLE)
@@ -249,8 +253,17 @@ class Tokenizer13a:
             self._chunks[chunk] = toks
         return toks
 
-    def tokens(self, line: str) -> list[str]:
-        """The tokens of one line (sacrebleu: ``_preprocess_segment`` then ``split()``)."""
+    def _chunk_id(self, chunk: str) -> list[int]:
+        vocab = self.vocab
+        ids = [
+            vocab.setdefault(t, len(vocab)) for t in self._chunks.get(chunk) or self._chunk(chunk)
+        ]
+        if len(self._chunk_ids) < 1 << 20:
+            self._chunk_ids[chunk] = ids
+        return ids
+
+    @staticmethod
+    def _chunks_of(line: str) -> list[str]:
         line = line.rstrip()
         line = line.replace("<skipped>", "")
         line = line.replace("-\n", "")
@@ -260,29 +273,67 @@ class Tokenizer13a:
             line = line.replace("&amp;", "&")
             line = line.replace("&lt;", "<")
             line = line.replace("&gt;", ">")
-        chunks = line.split()
+        return line.split()
+
+    def tokens(self, line: str) -> list[str]:
+        """The tokens of one line (sacrebleu: ``_preprocess_segment`` then ``split()``)."""
+        chunks = self._chunks_of(line)
         cache = self._chunks
         try:
             return list(chain.from_iterable(map(cache.__getitem__, chunks)))
         except KeyError:
-            return [t for c in chunks for t in (cache.get(c) or self._chunk(c))]
+            new = {c: self._chunk(c) for c in set(chunks).difference(cache)}
+            return [t for c in chunks for t in (cache.get(c) or new[c])]
+
+    def ids(self, line: str) -> list[int]:
+        """:meth:`tokens` as integers (equal tokens, equal integers)."""
+        chunks = self._chunks_of(line)
+        cache = self._chunk_ids
+        try:
+            return list(chain.from_iterable(map(cache.__getitem__, chunks)))
+        except KeyError:
+            new = {c: self._chunk_id(c) for c in set(chunks).difference(cache)}
+            return [t for c in chunks for t in (cache.get(c) or new[c])]
 
 
-def _clipped(hyp: list[str], ref: list[str], n: int) -> tuple[int, int]:
-    """(clipped matches, hypothesis n-grams) of order ``n``."""
-    gh = list(zip(*(hyp[i:] for i in range(n)), strict=False))
-    if not gh:
-        return 0, 0
-    gr = list(zip(*(ref[i:] for i in range(n)), strict=False))
-    sh = set(gh)
-    sr = set(gr)
-    if len(sh) == len(gh) or len(sr) == len(gr):
-        # one side has no repeated n-gram: every shared n-gram counts once
-        return len(sh & sr), len(gh)
-    ch = Counter(gh)
-    cr = Counter(gr)
-    common = ch.keys() & cr.keys()
-    return sum(map(min, map(ch.__getitem__, common), map(cr.__getitem__, common))), len(gh)
+def clipped_counts(hyp: list[int], ref: list[int], bits: int) -> tuple[list[int], list[int]]:
+    """Clipped n-gram matches and hypothesis n-grams, orders 1-4, of token-id sequences.
+
+    An n-gram is one integer, its ids packed ``bits`` bits apart (``bits`` must exceed every
+    id's bit length), so counting needs no tuples; the clipped count is
+    ``sum(min(c_hyp, c_ref))`` over the n-grams both sides share, or the number of shared
+    n-grams when one side has no repeated n-gram.
+    """
+    correct = [0] * MAX_NGRAM_ORDER
+    total = [0] * MAX_NGRAM_ORDER
+    kh: list[int] = hyp
+    kr: list[int] = ref
+    # once one side has no repeated n-gram, its longer n-grams have none either
+    h_unique = r_unique = False
+    for n in range(MAX_NGRAM_ORDER):
+        if n:
+            kh = list(map(or_, map(lshift, kh[:-1], repeat(bits)), hyp[n:]))
+            kr = list(map(or_, map(lshift, kr[:-1], repeat(bits)), ref[n:]))
+        if not kh:
+            break
+        total[n] = len(kh)
+        if not kr:
+            continue
+        if h_unique:
+            correct[n] = len(set(kh).intersection(kr))
+        elif r_unique:
+            correct[n] = len(set(kr).intersection(kh))
+        else:
+            ch = Counter(kh)
+            cr = Counter(kr)
+            common = ch.keys() & cr.keys()
+            h_unique = len(ch) == len(kh)
+            r_unique = len(cr) == len(kr)
+            if h_unique or r_unique:
+                correct[n] = len(common)
+            else:
+                correct[n] = sum(map(min, map(ch.__getitem__, common), map(cr.__getitem__, common)))
+    return correct, total
 
 
 def _my_log(num: float) -> float:
@@ -314,18 +365,19 @@ def corpus_bleu_fast(hyps: Sequence[str], refs: Sequence[str]) -> float:
     if len(hyps) != len(refs):
         raise ValueError("hypotheses and references differ in number")
     tok = Tokenizer13a()
+    hyp_ids = [tok.ids(h) for h in hyps]
+    ref_ids = [tok.ids(r) for r in refs]
+    bits = max(1, len(tok.vocab).bit_length())
     correct = [0] * MAX_NGRAM_ORDER
     total = [0] * MAX_NGRAM_ORDER
     sys_len = ref_len = 0
-    for h_text, r_text in zip(hyps, refs, strict=True):
-        h = tok.tokens(h_text)
-        r = tok.tokens(r_text)
+    for h, r in zip(hyp_ids, ref_ids, strict=True):
         sys_len += len(h)
         ref_len += len(r)
-        for n in range(1, MAX_NGRAM_ORDER + 1):
-            k, t = _clipped(h, r, n)
-            correct[n - 1] += k
-            total[n - 1] += t
+        k, t = clipped_counts(h, r, bits)
+        for n in range(MAX_NGRAM_ORDER):
+            correct[n] += k[n]
+            total[n] += t[n]
     return compute_bleu(correct, total, sys_len, ref_len)
 
 
