@@ -86,15 +86,19 @@ def rouge_n_figures(hyp: list[list[str]], ref: list[list[str]], n: int) -> dict[
     return _prf(len(h & r), len(h), len(r))
 
 
-def _lcs_words(x: list[str], y: list[str], into: set[str]) -> None:
+def _lcs_words(x: list[str], y: list[str], into: set[str], xs: set[str] | None = None) -> None:
     """Add to ``into`` the words of the LCS of ``x`` (reference) and ``y`` (hypothesis) that the
-    package's ``_recon_lcs`` rebuilds.
+    package's ``_recon_lcs`` rebuilds (``xs``: ``set(x)``, when the caller has it).
 
     Columns whose word never occurs in ``x`` are dropped first (such a column copies its left
     neighbour in every row, and the rebuild always steps left through it), and a common suffix is
-    taken at once (the rebuild starts at the end and takes a match whenever it sees one).
+    taken at once (the rebuild starts at the end and takes a match whenever it sees one).  When
+    the LCS is as long as what is left of ``y`` (or of the words of ``x`` that occur in ``y``),
+    every one of those positions is in any LCS, so their words are the answer whatever the tie
+    rule; only otherwise is the LCS rebuilt step by step.
     """
-    xs = set(x)
+    if xs is None:
+        xs = set(x)
     y = [w for w in y if w in xs]
     n, m = len(x), len(y)
     while n and m and x[n - 1] == y[m - 1]:
@@ -107,16 +111,27 @@ def _lcs_words(x: list[str], y: list[str], into: set[str]) -> None:
     y = y[:m]
     # bit j of a row = 1 when T[i][j + 1] == T[i][j] (no step); T[i][j] = j - popcount(row & low_j)
     match: dict[str, int] = {}
-    for j, w in enumerate(y):
-        match[w] = match.get(w, 0) | (1 << j)
-    full = (1 << m) - 1
+    bit = 1
+    for w in y:
+        match[w] = match.get(w, 0) | bit
+        bit <<= 1
+    full = bit - 1
     rows = [full]
     v = full
+    get = match.get
     for w in x:
-        u = v & match.get(w, 0)
+        u = v & get(w, 0)
         if u:
             v = ((v + u) | (v - u)) & full
         rows.append(v)
+    length = m - v.bit_count()
+    if length == m:
+        into.update(y)
+        return
+    in_y = [w for w in x if w in match]
+    if length == len(in_y):
+        into.update(in_y)
+        return
     i, j = n, m
     while i > 0 and j > 0:
         if x[i - 1] == y[j - 1]:
@@ -125,9 +140,8 @@ def _lcs_words(x: list[str], y: list[str], into: set[str]) -> None:
             j -= 1
         else:
             # T[i-1][j] > T[i][j-1]  ⇔  j - pc(rows[i-1] & low_j) > j - 1 - pc(rows[i] & low_{j-1})
-            up = (rows[i - 1] & ((1 << j) - 1)).bit_count()
-            left = (rows[i] & ((1 << (j - 1)) - 1)).bit_count()
-            if up < left + 1:
+            low = (1 << j) - 1
+            if (rows[i - 1] & low).bit_count() <= (rows[i] & (low >> 1)).bit_count():
                 i -= 1
             else:
                 j -= 1
@@ -148,7 +162,7 @@ def rouge_l_figures(hyp: list[list[str]], ref: list[list[str]]) -> dict[str, flo
             for hyp_s, hyp_set in zip(hyp, hyp_sets, strict=True):
                 if (hyp_set & ref_set) <= union:
                     continue  # nothing this pair's LCS could add
-                _lcs_words(ref_s, hyp_s, union)
+                _lcs_words(ref_s, hyp_s, union, ref_set)
             if len(union) == len(common):
                 break
     llcs = len(union)
