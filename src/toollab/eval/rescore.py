@@ -122,10 +122,10 @@ def coverage_warning(cov: dict[str, Any]) -> str | None:
     if cov.get("complete", True):
         return None
     n_missing = int(cov["missing_instances"])
-    shown = _some([str(i) for i in cov.get("missing_ids", [])][:n_missing])
-    extra = n_missing - len(cov.get("missing_ids", []))
-    if extra > 0:
-        shown = f"{shown} ... ({extra} more)"
+    ids = [str(i) for i in cov.get("missing_ids", [])]
+    shown = ", ".join(repr(i) for i in ids[:SHOW_IDS])
+    if n_missing > SHOW_IDS:
+        shown += f" and {n_missing - SHOW_IDS} more"
     covered = int(cov["expected_predictions"]) - int(cov["missing_predictions"])
     text = (
         f"incomplete predictions: {covered} of {cov['expected_predictions']} expected "
