@@ -399,14 +399,17 @@ def text_scale(data: Path, seed: int) -> dict[str, Any]:
         ]
         row: dict[str, Any] = {}
         for name, insts, preds in (("dialogue", dlg, dlg_preds), ("alpha_umi", umi, umi_preds)):
-            for backend, count in (("fast", 10_000), ("package", 1_000)):
+            figures = {}
+            for backend, count in (("fast", 10_000), ("fast", 1_000), ("package", 1_000)):
                 sub = {p.id: insts[p.id] for p in preds[:count]}
                 t = time.perf_counter()
                 res = get_scorer(name, backend=backend).score(preds[:count], sub)
-                key = f"{name}_{backend}_{count}"
-                row[key + "_s"] = round(time.perf_counter() - t, 3)
-                figure = "rouge_l"
-                row[key + "_" + figure] = res.metrics[figure]
+                row[f"{name}_{backend}_{count}_s"] = round(time.perf_counter() - t, 3)
+                figures[(backend, count)] = res.metrics
+            row[f"{name}_1000_figures"] = figures[("package", 1_000)]
+            row[f"{name}_1000_fast_equals_package"] = (
+                figures[("fast", 1_000)] == figures[("package", 1_000)]
+            )
         out[f"{length}_words"] = row
     return out
 
