@@ -137,6 +137,8 @@ def test_markdown_summary_has_the_same_numbers(runs: list[Path], tmp_path: Path)
             assert expected in md
     assert "| figure | oracle | weak | bfcl |" in md
     assert "## bfcl: accuracy by category" in md and "## seal_tools: error types" in md
+    # why the leaderboard's "simple" is n/a: the notes are in the summary too
+    assert "## Notes" in md and "bfcl: simple: not reported, as on the leaderboard (N/A)" in md
 
 
 def test_report_errors_are_clear(runs: list[Path], tmp_path: Path) -> None:

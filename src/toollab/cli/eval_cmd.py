@@ -94,6 +94,9 @@ def print_results(results: dict[str, Any], title: str) -> None:
             f"{cov['missing_instances']} instance(s) with none",
             highlight=False,
         )
+    for scorer, notes in (results.get("notes") or {}).items():
+        for note in notes:
+            console.print(f"{scorer}: {escape(note)}", highlight=False)
     c = results.get("counts") or {}
     console.print(
         f"{c.get('predictions', 0)} predictions over {c.get('instances', 0)} instances"

@@ -187,6 +187,8 @@ def _errors(runs: list[RunView]) -> str:
 def _notes(runs: list[RunView]) -> str:
     items = []
     for r in runs:
+        for warning in r.results.get("warnings") or []:
+            items.append(f"<li><b>{_e(r.label)}</b> · warning: {_e(warning)}</li>")
         for scorer, notes in (r.results.get("notes") or {}).items():
             for note in notes:
                 items.append(f"<li><b>{_e(r.label)}</b> · {_e(scorer)}: {_e(note)}</li>")

@@ -81,4 +81,14 @@ def render_markdown(runs: list[RunView], title: str = "toollab evaluation report
                     "",
                     f"({len(kinds) - MAX_ERROR_ROWS} more error types in the HTML report)",
                 ]
+    notes = [
+        f"- {r.label} · warning: {w}" for r in runs for w in r.results.get("warnings") or []
+    ] + [
+        f"- {r.label} · {scorer}: {note}"
+        for r in runs
+        for scorer, items in (r.results.get("notes") or {}).items()
+        for note in items
+    ]
+    if notes:
+        lines += ["", "## Notes", "", *notes]
     return "\n".join(lines) + "\n"
