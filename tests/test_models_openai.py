@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
+import sys
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -15,9 +18,9 @@ import pytest
 
 pytest.importorskip("openai")
 
-from toollab.errors import BackendError
-from toollab.models import ChatRequest, GenerateOptions, load_model
-from toollab.models.openai_compat import OpenAIModel
+from toollab.errors import BackendError, UsageError
+from toollab.models import ChatRequest, GenerateOptions, Model, load_model
+from toollab.models.openai_compat import OpenAIModel, _ClientLoop
 from toollab.schema import Tool
 
 DRIP_S = 0.3
@@ -177,11 +180,27 @@ def fake_server() -> Iterator[tuple[str, Behaviour]]:
     server.server_close()
 
 
+#: every model a test makes, closed when the test ends (weakly held: a test may drop one)
+_MADE: weakref.WeakSet[OpenAIModel] = weakref.WeakSet()
+
+
+@pytest.fixture(autouse=True)
+def _close_models() -> Iterator[None]:
+    yield
+    for model in list(_MADE):
+        model.close()
+    _MADE.clear()
+
+
+def _track(model: Model) -> OpenAIModel:
+    assert isinstance(model, OpenAIModel)
+    _MADE.add(model)
+    return model
+
+
 def _model(url: str, scenario: str, **kw: Any) -> OpenAIModel:
     opts: dict[str, Any] = {"timeout": 2.0, "max_retries": 2, "backoff": 0.05, **kw}
-    model = load_model(f"openai:m@{url}/{scenario}/v1", **opts)
-    assert isinstance(model, OpenAIModel)
-    return model
+    return _track(load_model(f"openai:m@{url}/{scenario}/v1", **opts))
 
 
 MSG = [{"role": "user", "content": "hi"}]
@@ -189,8 +208,7 @@ MSG = [{"role": "user", "content": "hi"}]
 
 def test_spec_and_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    model = load_model("openai:qwen@http://127.0.0.1:9/v1?max_concurrency=3")
-    assert isinstance(model, OpenAIModel)
+    model = _track(load_model("openai:qwen@http://127.0.0.1:9/v1?max_concurrency=3"))
     assert (model.model, model.base_url, model.api_key, model.max_concurrency) == (
         "qwen",
         "http://127.0.0.1:9/v1",
@@ -198,7 +216,7 @@ def test_spec_and_key(monkeypatch: pytest.MonkeyPatch) -> None:
         3,
     )
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    assert load_model("openai:q@http://127.0.0.1:9/v1").api_key == "sk-test"  # type: ignore[attr-defined]
+    assert _track(load_model("openai:q@http://127.0.0.1:9/v1")).api_key == "sk-test"
 
 
 def test_429_then_200_is_retried(fake_server: tuple[str, Behaviour]) -> None:
@@ -267,21 +285,139 @@ def test_one_client_is_reused_and_closed(fake_server: tuple[str, Behaviour]) -> 
     url, _ = fake_server
     model = _model(url, "flaky429")
     client = model.client
-    loop_threads = [t for t in threading.enumerate() if t.name == "toollab-openai-client"]
+
+    def mine() -> list[threading.Thread]:  # this model's client threads (others may be alive)
+        return [t for t in threading.enumerate() if t.name == model.thread_name]
+
+    runner = model._client_loop()
+    assert mine() == [runner.thread]
     for _ in range(3):  # each synchronous generate() runs in a new event loop
         assert model.generate(MSG).text == "hello"
     outs = asyncio.run(model.batch([ChatRequest(messages=MSG) for _ in range(4)]))
     assert [o.text for o in outs] == ["hello"] * 4
     assert model.client is client and not client.is_closed()
     # one loop thread for the client, whatever the number of calling loops
-    now = [t for t in threading.enumerate() if t.name == "toollab-openai-client"]
-    assert len(now) == len(loop_threads)
-    thread = model._client_loop().thread
+    assert model._client_loop() is runner and mine() == [runner.thread]
     model.close()
-    assert client.is_closed() and not thread.is_alive()
-    # a request after close() opens a fresh client
+    assert client.is_closed() and not runner.thread.is_alive() and runner.loop.is_closed()
+    assert mine() == []
+    # a request after close() opens a fresh client, on a new thread of the same name
     assert model.generate(MSG).text == "hello" and model.client is not client
+    assert len(mine()) == 1
     model.close()
+    assert mine() == []
+    other = _model(url, "flaky429")
+    assert other.thread_name != model.thread_name
+
+
+def _fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_close_fails_requests_in_flight(fake_server: tuple[str, Behaviour]) -> None:
+    """close() while requests wait on the server: their callers get a typed error at once
+    instead of waiting forever on a stopped loop."""
+    url, _ = fake_server
+    model = _model(url, "stall", timeout=10.0)
+    runner = model._client_loop()
+    client = runner.client
+    got: dict[str, BaseException | str] = {}
+
+    def call_sync() -> None:
+        try:
+            got["sync"] = model.generate(MSG).text
+        except BaseException as exc:  # what the caller sees is what is checked
+            got["sync"] = exc
+
+    worker = threading.Thread(target=call_sync, daemon=True)
+    worker.start()
+
+    async def batch_then_close() -> list[Any]:
+        reqs = [ChatRequest(messages=MSG, tag=str(i)) for i in range(3)]
+        task = asyncio.ensure_future(model.batch(reqs))
+        await asyncio.sleep(0.4)  # all four requests are waiting on the server now
+        t0 = time.perf_counter()
+        await asyncio.to_thread(model.close)
+        got["close_s"] = f"{time.perf_counter() - t0:.2f}"
+        return await asyncio.wait_for(task, 2.0)
+
+    outs = asyncio.run(batch_then_close())
+    worker.join(2.0)
+    assert not worker.is_alive()
+    assert isinstance(got["sync"], BackendError) and "model closed" in str(got["sync"])
+    assert all(o.error is not None and "model closed" in o.error for o in outs), outs
+    assert float(str(got["close_s"])) < 2.0
+    assert client.is_closed() and not runner.thread.is_alive() and runner.loop.is_closed()
+    # a request handed to the closed runner fails the same way (not RuntimeError, not a hang)
+    with pytest.raises(BackendError, match="model closed"):
+        asyncio.run(asyncio.wait_for(runner.run(asyncio.sleep(0)), 2.0))
+
+
+def test_finalizer_on_the_client_thread_closes_cleanly(
+    fake_server: tuple[str, Behaviour], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A caller that cancels a request while holding the only reference to the model: the
+    model is collected on its client thread, whose loop must then close without blocking on
+    itself (no "cannot join current thread"), and the client must be closed."""
+    url, _ = fake_server
+    unraisable: list[str] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: unraisable.append(repr(u.exc_value)))
+    model = OpenAIModel("m", f"{url}/stall/v1", timeout=10.0)
+    runner = model._client_loop()
+    client = runner.client
+    finalized_on: list[str] = []
+    weakref.finalize(model, lambda: finalized_on.append(threading.current_thread().name))
+    pending = [model.request(ChatRequest(messages=MSG))]
+    del model
+
+    async def cancel() -> bool:
+        try:
+            await asyncio.wait_for(pending.pop(), 0.3)  # the request holds the only reference
+        except TimeoutError:
+            return True
+        return False
+
+    assert asyncio.run(cancel())
+    runner.thread.join(3.0)
+    assert finalized_on == [runner.thread.name]  # the case under test: collected on the loop
+    assert not runner.thread.is_alive() and runner.loop.is_closed()
+    assert client.is_closed()
+    assert unraisable == []
+
+
+def test_malformed_base_url_is_refused_when_the_model_is_built() -> None:
+    threads, fds = threading.active_count(), _fds()
+    for url in ("http://host:notaport/v1", "localhost:8000/v1", "http://h:70000/v1"):
+        with pytest.raises(UsageError, match="invalid base URL") as err:
+            load_model(f"openai:m@{url}")
+        assert url in str(err.value)
+    assert (threading.active_count(), _fds()) == (threads, fds)
+
+
+def test_client_setup_failure_leaves_no_thread_behind() -> None:
+    """A client that cannot be made: a typed error, and the loop thread and its file
+    descriptors are gone."""
+
+    def no_client() -> Any:
+        raise ValueError("no client today")
+
+    class Broken(OpenAIModel):
+        def _make_client(self) -> Any:
+            return no_client()
+
+    model = _track(Broken("m", "http://127.0.0.1:9/v1"))
+    fds = _fds()
+    for _ in range(3):
+        with pytest.raises(
+            BackendError, match=r"cannot create the OpenAI client: ValueError: no client"
+        ):
+            model.generate(MSG)
+    assert [t for t in threading.enumerate() if t.name == model.thread_name] == []
+    assert _fds() == fds
+    with pytest.raises(ValueError, match="no client today"):
+        _ClientLoop(no_client, 1)
+    assert [t for t in threading.enumerate() if t.name == "toollab-openai-client"] == []
+    assert _fds() == fds
 
 
 def test_server_down_fails_fast() -> None:
@@ -290,7 +426,7 @@ def test_server_down_fails_fast() -> None:
         port = s.getsockname()[1]
     t0 = time.perf_counter()
     with pytest.raises(BackendError, match=r"cannot reach http://127.0.0.1:\d+/v1.*4 attempts"):
-        load_model(f"openai:m@http://127.0.0.1:{port}/v1", backoff=0.05).generate(MSG)
+        _track(load_model(f"openai:m@http://127.0.0.1:{port}/v1", backoff=0.05)).generate(MSG)
     assert time.perf_counter() - t0 < 3
 
 
@@ -385,7 +521,7 @@ def test_batch_records_failures_and_bounds_concurrency(fake_server: tuple[str, B
             target = failing if req.tag == "bad" else good
             return await target.request(req)
 
-    mixed = Mixed("m", url)
+    mixed = _track(Mixed("m", url))
     outs = asyncio.run(mixed.batch([ChatRequest(messages=MSG, tag=t) for t in ("a", "bad", "c")]))
     assert outs[1].error is not None and "HTTP 500" in outs[1].error
     assert outs[0].text == outs[2].text == "hello"

@@ -125,10 +125,12 @@ def test_chat_and_raw_completion_match_in_process(server_url: str, bundled_gguf:
         assert raw.usage.prompt_tokens == len(local.tokenize(ChatRequest(prompt=prompt)))
     finally:
         local.close()
+        remote.close()
 
 
-def test_json_schema_on_llama_server(server_url: str) -> None:
+def test_json_schema_on_llama_server(server_url: str, request: pytest.FixtureRequest) -> None:
     model = load_model(f"openai:smollm2@{server_url}")
+    request.addfinalizer(model.close)
     schema = {
         "type": "object",
         "properties": {
@@ -148,8 +150,9 @@ def test_json_schema_on_llama_server(server_url: str) -> None:
     )  # json_schema refused → json_object
 
 
-def test_tools_and_concurrent_batch(server_url: str) -> None:
+def test_tools_and_concurrent_batch(server_url: str, request: pytest.FixtureRequest) -> None:
     model = load_model(f"openai:smollm2@{server_url}", max_concurrency=8)
+    request.addfinalizer(model.close)
     tools = [
         Tool(
             name="get_weather",

@@ -18,7 +18,9 @@ model name takes the first model the server lists.  The API key comes from ``OPE
   :class:`BackendError` instead of hanging.
 * One ``AsyncOpenAI`` client per model, reused by every request: it lives on a private event
   loop in a daemon thread, so synchronous ``generate()`` calls (each with its own short-lived
-  loop) and async batches share its connection pool; :meth:`OpenAIModel.close` closes it.
+  loop) and async batches share its connection pool; :meth:`OpenAIModel.close` closes it, and
+  requests still in flight then fail with :class:`BackendError` (``model closed``).
+* The base URL is checked when the model is built: a malformed one is a :class:`UsageError`.
 """
 
 from __future__ import annotations
@@ -33,9 +35,11 @@ import threading
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine
+from itertools import count
 from typing import Any
+from urllib.parse import urlsplit
 
-from toollab.errors import BackendError, UsageError
+from toollab.errors import BackendError, ToolLabError, UsageError
 from toollab.models.base import ChatRequest, Model, ModelOutput, Timings, Usage
 from toollab.models.registry import ModelSpec, merge_options, register_provider
 from toollab.schema import ToolCall
@@ -43,45 +47,131 @@ from toollab.schema import ToolCall
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: structured-output request styles, tried in this order until the server takes one
 SCHEMA_MODES = ("json_schema", "json_object", "guided_json")
+_MODEL_SERIALS = count(1)
+
+
+def check_base_url(url: str) -> str:
+    """``url`` when it is a usable ``http(s)://host[:port]/...`` base URL, else a
+    :class:`UsageError` naming it (checked when the model is built, not at the first request)."""
+    problem = ""
+    try:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            problem = "it must start with http:// or https://"
+        elif not parts.hostname or any(ch.isspace() for ch in parts.netloc):
+            problem = "it names no valid host"
+        else:
+            _ = parts.port  # ValueError for a port that is not a number 0-65535
+    except ValueError as exc:
+        problem = str(exc)
+    if problem:
+        raise UsageError(f"invalid base URL {url!r}: {problem}")
+    return url
 
 
 class _ClientLoop:
     """A private event loop in a daemon thread that owns one ``AsyncOpenAI`` client.
 
     Coroutines submitted with :meth:`run` execute on that loop whatever loop (or thread) the
-    caller runs in; cancelling the caller's await cancels the work on the private loop.
+    caller runs in; cancelling the caller's await cancels the work on the private loop.  The
+    thread itself closes the client and the loop once the loop stops, so :meth:`close` works
+    from any thread, the loop's own included (a garbage-collected model can be finalized there).
     """
 
-    def __init__(self, make_client: Callable[[], Any], max_concurrency: int) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(
-            target=self.loop.run_forever, name="toollab-openai-client", daemon=True
-        )
-        self.thread.start()
+    #: seconds the client gets to close, and :meth:`close` waits for the thread to end
+    CLOSE_TIMEOUT = 5.0
+
+    def __init__(
+        self,
+        make_client: Callable[[], Any],
+        max_concurrency: int,
+        *,
+        name: str = "toollab-openai-client",
+        label: str = "",
+    ) -> None:
+        self.label = label
         self.closed = False
+        self.client: Any = None
+        self._lock = threading.RLock()
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        self.thread.start()
 
         async def setup() -> tuple[Any, asyncio.Semaphore]:
             return make_client(), asyncio.Semaphore(max_concurrency)
 
-        self.client, self.sem = asyncio.run_coroutine_threadsafe(setup(), self.loop).result()
+        try:
+            self.client, self.sem = asyncio.run_coroutine_threadsafe(setup(), self.loop).result()
+        except BaseException:
+            self.close()  # no thread, loop or half-made client is left behind
+            raise
 
-    async def run(self, coro: Coroutine[Any, Any, Any]) -> Any:
-        future: concurrent.futures.Future[Any] = asyncio.run_coroutine_threadsafe(coro, self.loop)
-        return await asyncio.wrap_future(future)
+    def _serve(self) -> None:
+        """The thread: run the loop until :meth:`close` stops it, then clean up."""
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_forever()
+        finally:
+            try:
+                self._shut_down()
+            finally:
+                asyncio.set_event_loop(None)
+                self.loop.close()
 
-    def close(self) -> None:
-        """Close the client (its connection pool) and stop the loop thread; idempotent."""
-        if self.closed:
-            return
-        self.closed = True
-        if self.loop.is_running():
+    def _shut_down(self) -> None:
+        """On the stopped loop: cancel what is still in flight (its callers get a
+        :class:`BackendError`), then close the client."""
+        loop = self.loop
+        deadline = time.monotonic() + self.CLOSE_TIMEOUT
+        while (pending := asyncio.all_tasks(loop)) and time.monotonic() < deadline:
+            for task in pending:
+                task.cancel()
+            wait = asyncio.wait(pending, timeout=max(0.0, deadline - time.monotonic()))
+            loop.run_until_complete(wait)
+        if self.client is not None:
             # a client that cannot close cleanly must not block shutdown
             with contextlib.suppress(Exception):
-                asyncio.run_coroutine_threadsafe(self.client.close(), self.loop).result(5.0)
+                loop.run_until_complete(asyncio.wait_for(self.client.close(), self.CLOSE_TIMEOUT))
+        with contextlib.suppress(Exception):
+            loop.run_until_complete(loop.shutdown_asyncgens())
+
+    async def run(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        """``await coro`` on the private loop; :class:`BackendError` when the runner is closed
+        before or while it runs."""
+        with self._lock:  # close() cannot stop the loop between the check and the submission
+            if self.closed:
+                coro.close()
+                raise BackendError(f"{self.label}: model closed")
+            future: concurrent.futures.Future[Any] = asyncio.run_coroutine_threadsafe(
+                coro, self.loop
+            )
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if self.closed and (task is None or not task.cancelling()):
+                # cancelled by close(), not by the caller
+                raise BackendError(
+                    f"{self.label}: model closed while the request was in flight"
+                ) from None
+            raise
+
+    def close(self) -> None:
+        """Stop the loop; its thread cancels pending requests, closes the client and the loop.
+
+        Idempotent.  From another thread it waits (a bounded time) for that; from the loop's
+        own thread (e.g. a finalizer run there) it only stops the loop."""
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+        if threading.current_thread() is self.thread:
+            self.loop.stop()  # _serve finishes the job once the current callback returns
+            return
+        with contextlib.suppress(RuntimeError):  # the loop is already closed
             self.loop.call_soon_threadsafe(self.loop.stop)
-            self.thread.join(5.0)
-        if not self.loop.is_running():
-            self.loop.close()
+        if self.thread.is_alive():
+            self.thread.join(2 * self.CLOSE_TIMEOUT)
 
 
 def _import_openai() -> Any:
@@ -116,8 +206,8 @@ class OpenAIModel(Model):
     ) -> None:
         _import_openai()
         self.model = model
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip(
-            "/"
+        self.base_url = check_base_url(
+            (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         )
         self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or "sk-no-key"
         if (
@@ -143,6 +233,8 @@ class OpenAIModel(Model):
         self.schema_mode = 0
         self.retries = 0  # how many retries were made (for tests and reports)
         self._runner: _ClientLoop | None = None
+        #: the name of this model's client thread (one per model; tests count it)
+        self.thread_name = f"toollab-openai-client-{next(_MODEL_SERIALS)}"
         self._runner_lock = threading.Lock()
         self._model_lock: asyncio.Lock | None = None
 
@@ -159,7 +251,20 @@ class OpenAIModel(Model):
     def _client_loop(self) -> _ClientLoop:
         with self._runner_lock:
             if self._runner is None or self._runner.closed:
-                runner = _ClientLoop(self._make_client, self.max_concurrency)
+                try:
+                    runner = _ClientLoop(
+                        self._make_client,
+                        self.max_concurrency,
+                        name=self.thread_name,
+                        label=self.base_url,
+                    )
+                except ToolLabError:
+                    raise
+                except Exception as exc:
+                    raise BackendError(
+                        f"{self.base_url}: cannot create the OpenAI client: "
+                        f"{type(exc).__name__}: {exc}"
+                    ) from exc
                 # a model dropped without close() still releases its connections and thread
                 weakref.finalize(self, runner.close)
                 self._runner = runner
