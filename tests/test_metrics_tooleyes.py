@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from toollab.errors import InputError
 from toollab.eval.metrics import Judge, get_scorer, parse_judge_score
 from toollab.eval.metrics.tooleyes import MAX_TURNS_STOP, score_trace, tool_table, trace_of
 from toollab.eval.metrics.tooleyes_prompts import (
@@ -383,3 +384,31 @@ def test_thoughts_tools_and_answers_are_cut_as_upstream() -> None:
     assert final_answer("Thought: t\nAction: finish\nAction Input: {'answer': 3}") == "3"
     # process_action_pair's value pattern runs to the next "}", keys without a value get ""
     assert process_action_pair("{'a': 'x', 'b': }") == {"a": "x', 'b'", "b": ""}
+
+
+def test_a_judge_cache_that_cannot_be_written_is_refused_up_front(tmp_path: Path) -> None:
+    model = FakeModel(fn=lambda messages, tools: JUDGE_ANSWER, name="fake:judge")
+    blocker = tmp_path / "afile"
+    blocker.write_text("")
+    with pytest.raises(InputError, match=r"afile/sub/c\.jsonl: .*afile is a file, not a directory"):
+        Judge(model, blocker / "sub" / "c.jsonl")
+    with pytest.raises(InputError, match="must be a file, but a directory is there"):
+        Judge(model, tmp_path)
+    assert model.calls == 0
+    fresh = tmp_path / "new" / "dir" / "c.jsonl"
+    Judge(model, fresh)
+    assert not (tmp_path / "new").exists()  # checking creates nothing
+
+
+def test_a_failing_cache_write_keeps_the_figures(tmp_path: Path) -> None:
+    """The cache folder turns into a file after the check: the answers are used all the same
+    and a note says they were not cached."""
+    cache = tmp_path / "gone" / "judge.jsonl"
+    model = FakeModel(fn=lambda messages, tools: JUDGE_ANSWER, name="fake:judge")
+    judge = Judge(model, cache)
+    (tmp_path / "gone").write_text("")
+    res = get_scorer("tooleyes", judge=judge).score([_trace(TURNS)], {"TG-0": INST})
+    assert res.metrics["IU"] == pytest.approx(0.8) and res.metrics["overall"] is not None
+    assert judge.cache_error is not None and str(cache) in judge.cache_error
+    assert any("not cached" in n for n in res.notes)
+    assert "scorer_exception" not in res.errors

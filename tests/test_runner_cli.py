@@ -301,3 +301,30 @@ def test_judge_answers_are_cached_on_disk(
         assert r.exit_code == 0, r.stderr
         assert judges.calls("judge:a") == expected
     assert len(other.read_text().splitlines()) == asked
+
+
+def test_a_judge_cache_that_cannot_be_written_exits_2(
+    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refused before any model or judge is loaded, naming the path; never a run that loses
+    its judged figures at the end."""
+    import toollab.eval.runner as runner_module
+
+    judges = _Judges()
+    monkeypatch.setattr(runner_module, "_load_model", judges)
+    blocker = tmp_path / "afile"
+    blocker.write_text("")
+    bad = blocker / "judge_cache.jsonl"
+    out = tmp_path / "te"
+    base = ["-d", str(shared_data / "tooleyes"), "-f", "tooleyes", "-n", "2", "--max-turns", "1"]
+    judge = ["--judge", "judge:a", "--judge-cache", str(bad)]
+    r = runner.invoke(app, ["eval", "-m", "fake:", *base, "--out", str(out), *judge])
+    assert r.exit_code == 2, r.output
+    assert str(bad) in r.stderr and "not a directory" in r.stderr
+    assert judges.made == [] and not (out / "run.json").exists()
+    r = runner.invoke(app, ["eval", "-m", "fake:", *base, "--out", str(out), "--json"])
+    assert r.exit_code == 0, r.stderr
+    r = runner.invoke(app, ["score", str(out), *judge])
+    assert r.exit_code == 2, r.output
+    assert str(bad) in r.stderr
+    assert [m.name for m in judges.made] == ["fake:"]  # the run's model; no judge was loaded

@@ -198,6 +198,10 @@ def run_eval(
     _check_agent_template(agent, template)
     by_id = {inst.id: inst for inst in instances}
     select_scorers(by_id, config.metrics or None)  # a bad --metrics fails before any work
+    if config.judge and config.judge_cache:
+        from toollab.eval.metrics.judge import check_cache_path
+
+        check_cache_path(config.judge_cache)  # so does a judge cache that cannot be written
 
     with RunStore(out) as store:
         resumed = store.check(run_config, IDENTITY_FIELDS)  # another run here: fail, write nothing
@@ -286,6 +290,10 @@ def score_with_judge(
     its answers are kept in ``judge_cache`` (JSONL), so scoring again asks nothing."""
     if not judge:
         return score_predictions(preds, instances, metrics)
+    if judge_cache is not None:
+        from toollab.eval.metrics.judge import check_cache_path
+
+        check_cache_path(judge_cache)  # before the judge model is loaded
     judge_model = _load_model(judge)
     try:
         return score_predictions(

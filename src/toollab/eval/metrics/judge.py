@@ -4,7 +4,9 @@ Any :class:`toollab.models.base.Model` can judge.  The decoding is ToolEyes' jud
 (``Code/Evaluation/util/utils.py: query_with_gpt``): ``max_tokens=1024``, ``temperature=0``,
 ``top_p=0.5``.  Each request is keyed by the sha256 of the judge model's name, the decoding
 options and the prompt messages; answers are appended to a JSONL cache file, so re-scoring a run
-asks nothing again.  The score is read the upstream way — the first ``10`` or digit after
+asks nothing again.  The cache path is checked when the judge is made (an :class:`InputError`
+naming it when answers could not be written there); a write that fails later is noted
+(:attr:`Judge.cache_error`) and never costs the figures.  The score is read the upstream way — the first ``10`` or digit after
 ``Evaluation Score:`` — with fallbacks for judges that drift from the format.  The ToolEyes
 prompts are in :mod:`.tooleyes_prompts`.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import threading
 from pathlib import Path
@@ -48,6 +51,33 @@ def parse_judge_score(text: str) -> int | None:
     return int(hits[-1]) if hits else None
 
 
+def check_cache_path(path: str | Path) -> Path:
+    """``path`` when judge answers can be appended to it (an existing file, or one that can be
+    created); an :class:`InputError` naming it otherwise.  Creates nothing."""
+    p = Path(path)
+    if p.exists():
+        if not p.is_file():
+            raise InputError("the judge cache must be a file, but a directory is there", path=p)
+        try:
+            with p.open("a", encoding="utf-8"):
+                pass
+        except OSError as exc:
+            raise InputError(
+                f"cannot write the judge cache: {exc.strerror or exc}", path=p
+            ) from None
+        return p
+    folder = p.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise InputError(
+            f"cannot create the judge cache: {folder} is a file, not a directory", path=p
+        )
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"cannot create the judge cache: {folder} is not writable", path=p)
+    return p
+
+
 class Verdict(BaseModel):
     score: int | None
     reason: str
@@ -69,7 +99,9 @@ class Judge:
         concurrency: int | None = None,
     ) -> None:
         self.model = model
-        self.cache_path = Path(cache_path) if cache_path else None
+        self.cache_path = check_cache_path(cache_path) if cache_path else None
+        #: why answers could not be appended to the cache (they are still used), or ``None``
+        self.cache_error: str | None = None
         self.options = GenerateOptions(max_tokens=max_tokens, temperature=temperature, top_p=top_p)
         self.concurrency = concurrency
         self._cache: dict[str, str] = {}
@@ -107,12 +139,17 @@ class Judge:
 
     def _store(self, key: str, text: str) -> None:
         self._cache[key] = text
-        if self.cache_path is None:
+        if self.cache_path is None or self.cache_error is not None:
             return
-        self.cache_path.parent.mkdir(parents=True, exist_ok=True)
-        with self._lock, self.cache_path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"key": key, "judge": self.name, "text": text}, ensure_ascii=False))
-            fh.write("\n")
+        line = json.dumps({"key": key, "judge": self.name, "text": text}, ensure_ascii=False)
+        try:
+            self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+            with self._lock, self.cache_path.open("a", encoding="utf-8") as fh:
+                fh.write(line + "\n")
+        except OSError as exc:  # the answer is kept in memory: the figures do not depend on it
+            self.cache_error = (
+                f"judge answers not cached in {self.cache_path}: {exc.strerror or exc}"
+            )
 
     def ask_many(self, prompts: list[list[Message]]) -> list[Verdict]:
         """Judge every prompt (cached ones are not asked again); order is kept."""

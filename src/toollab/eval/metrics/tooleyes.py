@@ -306,6 +306,8 @@ class ToolEyesScorer(Scorer):
             )
         else:
             res.notes.append(f"judge: {self.judge.name}")
+            if self.judge.cache_error:
+                res.notes.append(self.judge.cache_error)
         return res
 
     def _ask(self, rows: list[Row], res: MetricResult) -> dict[str, dict[str, Any]]:
