@@ -70,6 +70,9 @@ def test_rendered_possible_answers_score_100(bfcl: dict[str, Instance]) -> None:
     # no Java / JavaScript entries: the leaderboard's simple and non-live aggregates are N/A
     assert res.metrics["simple"] is None and res.metrics["non_live_ast"] is None
     assert any("simple_java, simple_javascript not scored" in n for n in res.notes)
+    # the leaderboard still prints non_live_overall, Java and JavaScript counted as 0
+    assert res.metrics["non_live_overall"] == pytest.approx((1 / 3 + 1 + 1 + 1 + 1) / 5)
+    assert res.metrics["live_overall"] is None  # no live category in the shared data
     assert res.breakdown["simple_python"]["total"] == 400
     assert res.breakdown["irrelevance"]["total"] == 240
 
@@ -221,9 +224,10 @@ def test_official_aggregation() -> None:
     assert figs["pooled_accuracy"] == pytest.approx(388 / 580)
 
 
-def test_aggregates_with_missing_categories_are_not_reported() -> None:
-    """Upstream counts a category that was not run as 0 and prints N/A: no aggregate is made up
-    from the categories that are there."""
+def test_aggregates_with_missing_categories_as_on_the_leaderboard() -> None:
+    """Upstream counts a category that was not run as 0: ``simple``, ``non_live_ast`` and
+    ``live_ast`` are printed N/A (``None`` here), the overall figures as numbers
+    (``display_na_if_category_missing=False``), a missing live category weighing its full size."""
     figs, notes = aggregate(
         {
             "simple_python": (90, 100),
@@ -234,14 +238,31 @@ def test_aggregates_with_missing_categories_are_not_reported() -> None:
         }
     )
     assert figs["simple"] is None and figs["non_live_ast"] is None
-    assert figs["non_live_overall"] is None and figs["non_live_ast_python"] is None
-    assert figs["live_ast"] is None and figs["live_overall"] is None
+    assert figs["non_live_ast_python"] is None and figs["live_ast"] is None
+    # (simple with javascript as 0) + multiple + parallel 0 + parallel_multiple 0 + irrelevance
+    assert figs["non_live_overall"] == pytest.approx(((0.9 + 0.5 + 0) / 3 + 0.8 + 0.5) / 5)
+    # 1 correct of live_simple's 4, the five missing live categories at their full v4 sizes
+    assert figs["live_overall"] == pytest.approx(1 / (4 + 1053 + 16 + 24 + 884 + 16))
     assert figs["simple_python"] == 0.9 and figs["live_simple"] == 0.25
     assert figs["pooled_accuracy"] == pytest.approx(231 / 324)
     assert (
         "simple: not reported, as on the leaderboard (N/A): simple_javascript not scored" in notes
     )
     assert any(n.startswith("live_ast:") and "live_parallel_multiple" in n for n in notes)
+    assert (
+        "non_live_overall: as on the leaderboard, simple_javascript, parallel, parallel_multiple "
+        "not scored and counted as 0" in notes
+    )
+    assert any(
+        n.startswith("live_overall: as on the leaderboard, live_multiple (1053 entries)")
+        for n in notes
+    )
+    # a figure none of whose categories was scored is not made up
+    live_only, notes = aggregate({"live_simple": (1, 4)})
+    assert live_only["non_live_overall"] is None and not any("non_live" in n for n in notes)
+    non_live_only, _ = aggregate({"simple_python": (1, 2)})
+    assert non_live_only["live_overall"] is None
+    assert non_live_only["non_live_overall"] == pytest.approx(0.5 / 3 / 5)
     # older category names are reported under the v4 names
     old, _ = aggregate({"simple": (1, 2), "java": (1, 1), "javascript": (0, 1)})
     assert old["simple_python"] == 0.5 and old["simple"] == pytest.approx(0.5)

@@ -11,9 +11,13 @@ own name (``simple_python``, ``multiple``, ``irrelevance``, ...); ``simple`` = u
 simple_python / simple_java / simple_javascript; ``non_live_ast`` = unweighted mean of simple,
 multiple, parallel, parallel_multiple; ``non_live_overall`` = the same with irrelevance;
 ``live_ast`` / ``live_overall`` = count-weighted means of the four live AST / all six live
-categories.  Upstream counts a category that was not run as 0 and prints the aggregate as
-``N/A``; toollab reports such an aggregate as ``None`` with a note (so with the Python categories
-alone ``simple`` and ``non_live_ast`` are ``None``).  Two figures are toollab's own, named so:
+categories.  Upstream counts a category that was not run as 0 (weighted by its full size in the
+live means).  It prints ``simple``, ``non_live_ast`` and ``live_ast`` as ``N/A`` then, which
+toollab reports as ``None`` with a note (so with the Python categories alone ``simple`` and
+``non_live_ast`` are ``None``).  The overall figures it prints as numbers
+(``display_na_if_category_missing=False``): toollab reports ``non_live_overall`` and
+``live_overall`` the same way, missing categories counted as 0, with a note naming them (``None``
+only when no category of the figure was scored).  Two figures are toollab's own, named so:
 ``non_live_ast_python`` (``non_live_ast`` with simple_python in place of ``simple``) and
 ``pooled_accuracy`` (correct entries over all scored entries, every category pooled).
 Java and JavaScript entries are checked with the Python type rules (toollab has no Java/JS type
@@ -58,6 +62,16 @@ CATEGORY_NAMES = {
 }
 LIVE_AST = ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")
 LIVE_ALL = (*LIVE_AST, "live_irrelevance", "live_relevance")
+#: entries per live category in the BFCL v4 data: upstream weights a live category that was not
+#: run by its full size, at accuracy 0 (``get_category_score``)
+LIVE_SIZES = {
+    "live_simple": 258,
+    "live_multiple": 1053,
+    "live_parallel": 16,
+    "live_parallel_multiple": 24,
+    "live_irrelevance": 884,
+    "live_relevance": 16,
+}
 
 Check = dict[str, Any]
 
@@ -479,54 +493,91 @@ def _mean(values: list[float]) -> float:
 
 
 def aggregate(per_cat: dict[str, tuple[int, int]]) -> tuple[dict[str, float | None], list[str]]:
-    """Figures from ``{category: (correct, total)}``, and notes on aggregates left out.
+    """Figures from ``{category: (correct, total)}``, and notes on categories that are missing.
 
     Every scored category's accuracy is reported under its own name.  The leaderboard aggregates
-    (``eval_runner_helper.generate_leaderboard_csv``) are reported only when every category they
-    average was scored: upstream counts a missing category as 0 and prints the aggregate as
-    ``N/A``, so here it is ``None`` and a note names what is missing.  ``non_live_ast_python``
+    follow ``eval_runner_helper.generate_leaderboard_csv``: a category that was not run counts
+    as 0 (in the live means with its full size, :data:`LIVE_SIZES`).  ``simple``,
+    ``non_live_ast`` and ``live_ast`` are then printed ``N/A`` upstream and are ``None`` here;
+    ``non_live_overall`` and ``live_overall`` are printed as numbers upstream and are reported
+    the same way here.  A note names the missing categories of each.  ``non_live_ast_python``
     and ``pooled_accuracy`` are toollab figures, not leaderboard ones.
     """
     acc = {c: k / n for c, (k, n) in per_cat.items() if n}
     out: dict[str, float | None] = {CATEGORY_NAMES.get(c, c): a for c, a in acc.items()}
+    counts: dict[str, tuple[int, int]] = {}
+    for c, (k, n) in per_cat.items():
+        if n:
+            counts[CATEGORY_NAMES.get(c, c)] = (k, n)
     notes: list[str] = []
 
     def cat(name: str) -> float | None:
         return out.get(name)
 
-    def combine(figure: str, parts: dict[str, float | None]) -> float | None:
-        missing = [n for n, v in parts.items() if v is None]
-        if not missing:
-            return _mean([v for v in parts.values() if v is not None])
-        if len(missing) < len(parts):
+    def note_na(figure: str, missing: list[str], scored_any: bool) -> None:
+        if missing and scored_any:
             notes.append(
                 f"{figure}: not reported, as on the leaderboard (N/A): "
                 f"{', '.join(missing)} not scored"
             )
-        return None
 
-    simple = combine("simple", {n: cat(n) for n in SIMPLE_PARTS})
-    ast_parts = {"simple": simple, **{n: cat(n) for n in AST_CATEGORIES[1:]}}
+    def note_zero(figure: str, missing: list[str]) -> None:
+        notes.append(
+            f"{figure}: as on the leaderboard, {', '.join(missing)} not scored and counted as 0"
+        )
+
+    # N/A aggregates: reported only when every category they average was scored
+    simple_parts = {n: cat(n) for n in SIMPLE_PARTS}
+    missing_simple = [n for n, v in simple_parts.items() if v is None]
+    simple = None if missing_simple else _mean([v for v in simple_parts.values() if v is not None])
+    note_na("simple", missing_simple, len(missing_simple) < len(SIMPLE_PARTS))
     out["simple"] = simple
-    out["non_live_ast"] = combine("non_live_ast", ast_parts)
-    out["non_live_overall"] = combine(
-        "non_live_overall", {**ast_parts, "irrelevance": cat("irrelevance")}
+    ast_parts = {"simple": simple, **{n: cat(n) for n in AST_CATEGORIES[1:]}}
+    missing_ast = [n for n, v in ast_parts.items() if v is None]
+    out["non_live_ast"] = (
+        None if missing_ast else _mean([v for v in ast_parts.values() if v is not None])
     )
+    note_na("non_live_ast", missing_ast, len(missing_ast) < len(ast_parts))
+
+    # non_live_overall: printed upstream whatever is missing, a missing category counting as 0
+    non_live = (*SIMPLE_PARTS, *AST_CATEGORIES[1:], "irrelevance")
+    missing_non_live = [n for n in non_live if cat(n) is None]
+    if len(missing_non_live) == len(non_live):
+        out["non_live_overall"] = None
+    else:
+        simple0 = _mean([cat(n) or 0.0 for n in SIMPLE_PARTS])
+        rest0 = [cat(n) or 0.0 for n in (*AST_CATEGORIES[1:], "irrelevance")]
+        out["non_live_overall"] = _mean([simple0, *rest0])
+        if missing_non_live:
+            note_zero("non_live_overall", missing_non_live)
+
     python = [cat(n) for n in ("simple_python", *AST_CATEGORIES[1:])]
     out["non_live_ast_python"] = (
         _mean([v for v in python if v is not None]) if all(v is not None for v in python) else None
     )
-    for figure, names in (("live_ast", LIVE_AST), ("live_overall", LIVE_ALL)):
-        missing = [c for c in names if not per_cat.get(c, (0, 0))[1]]
-        if not missing:
-            out[figure] = sum(per_cat[c][0] for c in names) / sum(per_cat[c][1] for c in names)
-            continue
-        out[figure] = None
-        if len(missing) < len(names):
-            notes.append(
-                f"{figure}: not reported, as on the leaderboard (N/A): "
-                f"{', '.join(missing)} not scored"
+
+    # live_ast: N/A upstream when a category is missing
+    missing_live_ast = [c for c in LIVE_AST if c not in counts]
+    if missing_live_ast:
+        out["live_ast"] = None
+        note_na("live_ast", missing_live_ast, len(missing_live_ast) < len(LIVE_AST))
+    else:
+        out["live_ast"] = sum(counts[c][0] for c in LIVE_AST) / sum(counts[c][1] for c in LIVE_AST)
+
+    # live_overall: printed upstream, a missing category weighing its full size at accuracy 0
+    missing_live = [c for c in LIVE_ALL if c not in counts]
+    if len(missing_live) == len(LIVE_ALL):
+        out["live_overall"] = None
+    else:
+        correct = sum(counts[c][0] for c in LIVE_ALL if c in counts)
+        total = sum(counts[c][1] if c in counts else LIVE_SIZES[c] for c in LIVE_ALL)
+        out["live_overall"] = correct / total
+        if missing_live:
+            note_zero(
+                "live_overall",
+                [f"{c} ({LIVE_SIZES[c]} entries)" for c in missing_live],
             )
+
     total_k = sum(k for k, _ in per_cat.values())
     total_n = sum(n for _, n in per_cat.values())
     out["pooled_accuracy"] = total_k / total_n if total_n else None
