@@ -168,6 +168,31 @@ def test_one_turn_per_call_formats() -> None:
     assert get_template("json").inexpressible([]) == "no calls to write"
 
 
+def test_keywords_are_not_python_names() -> None:
+    """``f(class='a')`` does not parse: a keyword (Seal-Tools' ``addClass`` has a ``class``
+    parameter) is inexpressible in Python call syntax, tool name parts included; soft keywords
+    (``match``, ``case``, ``type``) are names and round-trip."""
+    add_class = [ToolCall(name="addClass", arguments={"element": ".container", "class": "active"})]
+    dotted = [ToolCall(name="lib.from.get", arguments={})]
+    for name in ("python", "deer"):
+        tpl = get_template(name)
+        assert tpl.inexpressible(add_class) == (
+            "argument name 'class' of 'addClass' is a Python keyword"
+        )
+        assert tpl.inexpressible(dotted) == "tool name 'lib.from.get' has a Python keyword in it"
+        assert tpl.inexpressible([ToolCall(name="None", arguments={})]) is not None
+    json_tpl = get_template("json")
+    assert json_tpl.inexpressible(add_class) is None
+    assert call_view(json_tpl.parse(json_tpl.render_turns(add_class)[0]).calls, False) == (
+        call_view(add_class, False)
+    )
+    soft = [ToolCall(name="match", arguments={"case": 1, "type": "x", "_": [True]})]
+    python = get_template("python")
+    assert python.inexpressible(soft) is None
+    (text,) = python.render_turns(soft)
+    assert call_view(python.parse(text).calls, False) == call_view(soft, False)
+
+
 def test_deer_chains_reproduce_the_gold(instances: dict[str, list[Instance]]) -> None:
     """DeerTemplate.render_chain rebuilds DEER's gold chains (training targets) exactly."""
     tpl = DeerTemplate()

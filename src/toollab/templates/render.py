@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import keyword
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -32,7 +33,7 @@ def dumps(value: Any, *, indent: int | None = None) -> str:
 def py_literal(value: Any) -> str:
     """A Python literal for an argument value; a :class:`Ref` becomes its label as a bare name."""
     if isinstance(value, Ref):
-        return value.label if value.label.isidentifier() else repr(value.label)
+        return value.label if python_name(value.label) else repr(value.label)
     if isinstance(value, bool) or value is None:
         return repr(value)
     if isinstance(value, float) and not math.isfinite(value):
@@ -49,14 +50,26 @@ def py_literal(value: Any) -> str:
     return repr(value)
 
 
+def python_name(text: object) -> bool:
+    """Whether ``text`` can stand as a name in Python source: an identifier that is not a
+    keyword (``class=1`` and ``from.x()`` do not parse; soft keywords such as ``match`` do)."""
+    return isinstance(text, str) and text.isidentifier() and not keyword.iskeyword(text)
+
+
 def python_unexpressible(calls: Sequence[ToolCall]) -> str | None:
     """Why calls cannot be written in Python call syntax (``None`` when they can): names must
-    be dotted identifiers and argument names identifiers (``f(start-date=1)`` is not Python)."""
+    be dotted identifiers and argument names identifiers (``f(start-date=1)`` is not Python),
+    none of them a keyword (``f(class='a')`` is not Python either)."""
     for c in calls:
-        if not all(part.isidentifier() for part in c.name.split(".")):
+        parts = c.name.split(".")
+        if any(keyword.iskeyword(part) for part in parts):
+            return f"tool name {c.name!r} has a Python keyword in it"
+        if not all(python_name(part) for part in parts):
             return f"tool name {c.name!r} is not a (dotted) Python identifier"
         for k in c.arguments:
-            if not (isinstance(k, str) and k.isidentifier()):
+            if isinstance(k, str) and keyword.iskeyword(k):
+                return f"argument name {k!r} of {c.name!r} is a Python keyword"
+            if not python_name(k):
                 return f"argument name {k!r} of {c.name!r} is not a Python identifier"
     return None
 
