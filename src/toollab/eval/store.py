@@ -132,7 +132,7 @@ class RunStore:
         self.run_path = self.root / RUN_JSON
         self.results_path = self.root / RESULTS
         self._fd: int | None = None
-        self._lock_fh: Any = None
+        self._lock_fd: int | None = None
         self._made_root = False
         self._made_lock = False
         #: how many bytes of a partial last line were cut when the directory was opened
@@ -142,21 +142,58 @@ class RunStore:
     def __enter__(self) -> RunStore:
         if self.root.exists() and not self.root.is_dir():
             raise InputError("--out must be a directory, but a file is there", path=self.root)
-        self._made_root = not self.root.exists()
-        self.root.mkdir(parents=True, exist_ok=True)
-        self._made_lock = not (self.root / LOCK).exists()
-        fh = (self.root / LOCK).open("a")
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            fh.close()
-            raise InputError(
-                "another toollab process is writing this run directory; wait for it or use "
-                "another --out",
-                path=self.root,
-            ) from None
-        self._lock_fh = fh
+        self._lock_fd, self._made_lock = self._lock()
         return self
+
+    def _make_root(self) -> None:
+        try:
+            self.root.mkdir(parents=True)
+            self._made_root = True
+        except FileExistsError:
+            pass
+
+    def _lock(self) -> tuple[int, bool]:
+        """An exclusive lock on ``LOCK`` (its fd, and whether this process created the file).
+
+        The last holder of a run that wrote nothing removes the file while still holding the
+        lock, so a process that opened the old file meanwhile finds, once it has the lock,
+        that the path no longer names that file: it then locks the file now at the path (or
+        creates one).  Whoever holds the lock on the file the path names holds the run."""
+        path = self.root / LOCK
+        for _ in range(100):
+            self._make_root()  # again if a run that left nothing removed it meanwhile
+            made = True
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileNotFoundError:
+                continue  # the directory went in between
+            except FileExistsError:
+                made = False
+                try:
+                    fd = os.open(path, os.O_RDWR)
+                except FileNotFoundError:
+                    continue  # removed in between: create it
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                raise InputError(
+                    "another toollab process is writing this run directory; wait for it or use "
+                    "another --out",
+                    path=self.root,
+                ) from None
+            try:
+                current = os.stat(path)
+            except FileNotFoundError:
+                current = None
+            held = os.fstat(fd)
+            if current is not None and (current.st_dev, current.st_ino) == (
+                held.st_dev,
+                held.st_ino,
+            ):
+                return fd, made
+            os.close(fd)  # a removed lock file: lock the one at the path now
+        raise InputError("cannot lock this run directory (its lock file keeps changing)", path=path)
 
     def __exit__(self, *exc: object) -> None:
         self.close()
@@ -165,16 +202,20 @@ class RunStore:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
-        if self._lock_fh is not None:
-            with contextlib.suppress(OSError):
-                fcntl.flock(self._lock_fh.fileno(), fcntl.LOCK_UN)
-            self._lock_fh.close()
-            self._lock_fh = None
-            self._remove_if_unused()
+        if self._lock_fd is not None:
+            fd, self._lock_fd = self._lock_fd, None
+            try:
+                self._remove_if_unused()  # while the lock is still held
+            finally:
+                with contextlib.suppress(OSError):
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                os.close(fd)
 
     def _remove_if_unused(self) -> None:
         """A run that stopped before writing anything (a bad model, say) leaves no trace: the
-        lock file it created goes, and the directory too when it made it and it is empty."""
+        lock file it created goes, and the directory too when it made it and it is empty.
+        Called with the lock held, so no other process can take the lock on the file that goes
+        and believe it holds the run."""
         if self.run_path.exists() or self.predictions_path.exists():
             return
         with contextlib.suppress(OSError):
