@@ -267,3 +267,72 @@ def test_bench_bundled_model_small_run(tmp_path: Path, bundled_gguf: Path) -> No
         assert row["n"] == 1 and row["success"] in (0.0, 1.0)
         preds = (out / "runs" / name / "predictions.jsonl").read_text().splitlines()
         assert len(preds) == 1 and json.loads(preds[0])["usage"]["completion_tokens"] > 0
+
+
+def _env_instance(env: str, tool: str, want: object) -> Instance:
+    """The first generated Call instance of ``env`` whose gold program calls ``tool`` and
+    satisfies ``want(call)``."""
+    for inst in generate(env, "train", 200, 0, (1, 0, 0)):
+        if any(c.name == tool and want(c) for c in inst.gold):  # type: ignore[operator]
+            return inst
+    raise AssertionError(f"no {env} instance calls {tool}")
+
+
+def _summary_of(env: str, inst: Instance, calls: list[ToolCall]) -> EnvSummary:
+    pred = Prediction(
+        id=inst.id,
+        parsed=ParseResult.ok(calls),
+        execution={"crashed": False, "success": True, "f1": 1.0},
+    )
+    return summarise(env, [inst], [pred])
+
+
+def test_param_f1_compares_numbers_by_value() -> None:
+    """Finance gold amounts are floats (285.0); a prediction saying 285 is right."""
+    inst = _env_instance(
+        "finance",
+        "pay_bill",
+        lambda c: isinstance(c.arguments["amount"], float) and c.arguments["amount"].is_integer(),
+    )
+    calls = [
+        ToolCall(
+            name=c.name,
+            arguments={
+                k: int(v) if isinstance(v, float) and v.is_integer() else v
+                for k, v in c.arguments.items()
+            },
+        )
+        for c in inst.gold
+    ]
+    assert any(type(c.arguments["amount"]) is int for c in calls if c.name == "pay_bill")
+    assert _summary_of("finance", inst, calls).param_f1 == 1.0
+    # nested numbers too; a boolean is not a number
+    g = [GoldCall(name="f", arguments={"xs": [1.0, 2.5], "flag": True})]
+    assert call_counts([ToolCall(name="f", arguments={"xs": [1, 2.5], "flag": True})], g)[3] == 2
+    assert call_counts([ToolCall(name="f", arguments={"xs": [1, 2.5], "flag": 1})], g)[3] == 1
+
+
+def test_param_f1_counts_a_stated_default_like_an_omitted_one() -> None:
+    """Gold leaves out ``k`` (default 3); a prediction saying ``k=3`` is right, and defaults
+    neither side states are not counted."""
+    inst = _env_instance("data_understanding", "top_rows", lambda c: "k" not in c.arguments)
+    tool = next(t for t in inst.tools if t.name == "top_rows")
+    k_default = tool.properties["k"]["default"]
+    calls = [
+        ToolCall(
+            name=c.name,
+            arguments={**c.arguments, "k": k_default} if c.name == "top_rows" else c.arguments,
+        )
+        for c in inst.gold
+    ]
+    s = _summary_of("data_understanding", inst, calls)
+    assert s.param_f1 == 1.0 and s.tool_f1 == 1.0
+    top = next(c for c in inst.gold if c.name == "top_rows")
+    tools = {t.name: t for t in inst.tools}
+    stated = ToolCall(name="top_rows", arguments={**top.arguments, "k": k_default})
+    n = len(top.arguments) + 1
+    assert call_counts([stated], [top], tools) == (1, 1, 1, n, n, n)
+    # a different k is wrong on both sides; the untouched default `ascending` is not counted
+    other = ToolCall(name="top_rows", arguments={**top.arguments, "k": k_default + 2})
+    assert call_counts([other], [top], tools) == (1, 1, 1, n - 1, n, n)
+    assert "ascending" not in top.arguments

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import cache
 
 import jsonschema
 import pytest
@@ -200,12 +201,32 @@ def _tools(insts: list[Instance]) -> set[str]:
     return {c.name for i in insts for c in i.gold}
 
 
+@cache
+def _splits(name: str) -> tuple[list[Instance], list[Instance], list[Instance]]:
+    """Same-seed train / validation / test data (more NoCall and NoSearch in the evaluation
+    splits, where a leak is likelier to show)."""
+    train = generate(name, "train", 300, seed=0)
+    val = generate(name, "validation", 60, seed=0, mix=(0.6, 0.2, 0.2))
+    test = generate(name, "test", 80, seed=0, mix=(0.6, 0.2, 0.2))
+    return train, val, test
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_no_validation_or_test_query_occurs_in_training(name: str) -> None:
+    """Checked on the generated data alone, for every decision branch."""
+    train, val, test = _splits(name)
+    seen = {i.query for i in train}
+    for split in (val, test):
+        leaked = [(i.decision, i.query) for i in split if i.query in seen]
+        assert not leaked, leaked[:3]
+    # the evaluation splits do hold each branch
+    assert {i.decision for i in val} == {i.decision for i in test} == set(Decision)
+
+
 @pytest.mark.parametrize("name", ALL)
 def test_splits_recombine_seen_tools_and_hold_out_only_the_documented_ones(name: str) -> None:
     """Checked on the generated data alone."""
-    train = generate(name, "train", 300, seed=0)
-    val = generate(name, "validation", 60, seed=0)
-    test = generate(name, "test", 80, seed=0)
+    train, val, test = _splits(name)
     assert not combo_overlap(train, test) and not combo_overlap(val, test)
     every = set(get_env(name).tool_names)
     held = HELD_OUT.get(name, set())

@@ -87,13 +87,24 @@ def dict_prf(pred: dict[str, Any], label: dict[str, Any]) -> tuple[float, float,
     return p, r, f
 
 
-def _same(a: Any, b: Any) -> bool:
+def same_value(a: Any, b: Any) -> bool:
+    """Whether two JSON values are equal, numbers by value at any depth (``160 == 160.0``, within
+    1e-9); a boolean equals only a boolean; other values by their canonical JSON text."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
     if isinstance(a, float) or isinstance(b, float):
         try:
             return abs(float(a) - float(b)) < 1e-9
         except (TypeError, ValueError):
             return False
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
     return _canon(a) == _canon(b)
+
+
+_same = same_value
 
 
 def _canon(v: Any) -> str:

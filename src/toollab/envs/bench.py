@@ -8,9 +8,13 @@ environment), and summarise per environment:
 * **crash rate** — Call instances whose program did not execute (or could not be parsed);
 * **dict-F1** — mean F1 between the predicted and the best label's final state (Call instances);
 * **Tool F1 / Param F1** — micro F1 of predicted calls against the reference calls (one-to-one
-  matching by name, then equal argument values; an argument also matches any of the gold call's
-  ``acceptable`` values), over every instance; the reference is whichever of the gold program
-  and its acceptable alternatives scores best for the instance (success accepts them too);
+  matching by name, then equal argument values; numbers compare by value, so ``185`` matches
+  ``185.0``; an argument also matches any of the gold call's ``acceptable`` values), over every
+  instance; a parameter one side states at its schema default and the other leaves out counts
+  as stated alike on both sides (``k=3`` vs. no ``k``), defaults neither side mentions are not
+  counted; the reference is whichever of the
+  gold program and its acceptable alternatives scores best for the instance (success accepts
+  them too);
 * **decision accuracy** — call vs. no call against the DEER label (Call vs. NoCall / NoSearch);
 * **LCS** — household only: the VirtualHome plan similarity to the closest reference.
 
@@ -22,14 +26,14 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from toollab.envs.base import canonical_json
+from toollab.envs.base import same_value
 from toollab.eval.record import Prediction
-from toollab.schema import Decision, Instance, ToolCall
+from toollab.schema import Decision, Instance, Tool, ToolCall
 
 DEFAULT_MODEL = "bundled:smollm2-135m"
 #: test instances per environment in a default run (sized to finish in ~10 min on 2 CPU cores)
@@ -103,44 +107,70 @@ def _arg_matches(value: Any, gold: ToolCall, key: str) -> bool:
     if key not in gold.arguments:
         return False
     ok = [gold.arguments[key], *getattr(gold, "acceptable", {}).get(key, [])]
-    return any(canonical_json(value) == canonical_json(v) for v in ok)
+    return any(same_value(value, v) for v in ok)
+
+
+def _filled(
+    pred: ToolCall, gold: ToolCall, tools: Mapping[str, Tool]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The two calls' arguments with a schema default filled in on each side for every
+    parameter that the other side states (so ``k=3`` stated and ``k`` left out at its default
+    of 3 agree, while defaults neither side mentions are not counted)."""
+    tool = tools.get(gold.name)
+    if tool is None:
+        return dict(pred.arguments), dict(gold.arguments)
+    defaults = {
+        k: spec["default"]
+        for k, spec in tool.properties.items()
+        if isinstance(spec, dict) and "default" in spec
+    }
+    said = set(pred.arguments) | set(gold.arguments)
+    fill = {k: v for k, v in defaults.items() if k in said}
+    return {**fill, **pred.arguments}, {**fill, **gold.arguments}
 
 
 def call_counts(
-    pred: Sequence[ToolCall], gold: Sequence[ToolCall]
+    pred: Sequence[ToolCall],
+    gold: Sequence[ToolCall],
+    tools: Mapping[str, Tool] | None = None,
 ) -> tuple[int, int, int, int, int, int]:
     """(correct tools, predicted tools, gold tools, correct params, predicted params, gold params).
 
     Calls are matched one to one: each gold call takes the not-yet-matched predicted call of the
     same name that agrees on the most argument values (a value agrees when it equals the gold
-    value or one of the gold call's ``acceptable`` values).
+    value or one of the gold call's ``acceptable`` values; numbers by value).  With ``tools``
+    (name -> offered tool) a matched pair has the schema defaults filled in on both sides for
+    the parameters either side states (:func:`_filled`) before its parameters are counted.
     """
+    tools = tools or {}
     free = list(range(len(pred)))
-    ct = cp = 0
+    ct = cp = pp = gp = 0
     for g in gold:
-        best, best_score = None, -1
+        best: int | None = None
+        best_score = -1
+        best_args: tuple[dict[str, Any], dict[str, Any]] = ({}, dict(g.arguments))
         for j in free:
             if pred[j].name != g.name:
                 continue
-            score = sum(1 for k, v in pred[j].arguments.items() if _arg_matches(v, g, k))
+            p_args, g_args = _filled(pred[j], g, tools)
+            filled = g.model_copy(update={"arguments": g_args})
+            score = sum(1 for k, v in p_args.items() if _arg_matches(v, filled, k))
             if score > best_score:
-                best, best_score = j, score
+                best, best_score, best_args = j, score, (p_args, g_args)
+        gp += len(best_args[1])
         if best is not None:
             free.remove(best)
             ct += 1
             cp += best_score
-    return (
-        ct,
-        len(pred),
-        len(gold),
-        cp,
-        sum(len(c.arguments) for c in pred),
-        sum(len(c.arguments) for c in gold),
-    )
+            pp += len(best_args[0])
+    pp += sum(len(pred[j].arguments) for j in free)
+    return ct, len(pred), len(gold), cp, pp, gp
 
 
 def best_call_counts(
-    pred: Sequence[ToolCall], references: Sequence[Sequence[ToolCall]]
+    pred: Sequence[ToolCall],
+    references: Sequence[Sequence[ToolCall]],
+    tools: Mapping[str, Tool] | None = None,
 ) -> tuple[int, int, int, int, int, int]:
     """:func:`call_counts` against the reference program that suits ``pred`` best: the highest
     Tool F1 + Param F1 for this instance, the first (the gold program) on a tie.  Without any
@@ -148,7 +178,7 @@ def best_call_counts(
     best: tuple[int, int, int, int, int, int] | None = None
     best_score = -1.0
     for ref in references or [[]]:
-        counts = call_counts(pred, ref)
+        counts = call_counts(pred, ref, tools)
         ct, pt, gt, cp, pp, gp = counts
         score = (_f1(ct, pt, gt) or 0.0) + (_f1(cp, pp, gp) or 0.0)
         if score > best_score:
@@ -188,7 +218,7 @@ def summarise(env: str, instances: Sequence[Instance], preds: Sequence[Predictio
             made_call = pred.parsed.decision is Decision.CALL
         decision.append(float(made_call == is_call))
         refs = [list(inst.gold), *[list(a) for a in inst.alternatives]] if inst.gold else []
-        ct, pt, gt, cp, pp, gp = best_call_counts(calls, refs)
+        ct, pt, gt, cp, pp, gp = best_call_counts(calls, refs, {t.name: t for t in inst.tools})
         totals.update({"ct": ct, "pt": pt, "gt": gt, "cp": cp, "pp": pp, "gp": gp})
         if not is_call:
             continue

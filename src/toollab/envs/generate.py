@@ -9,8 +9,8 @@ branches:
 * **NoSearch** — a question the model should answer itself (arithmetic, units, language), with
   ``Instance.answer``.
 
-Splits are by API combination (:mod:`toollab.envs.splits`).  No query occurs twice within one
-generated split; asking for more instances than the templates can phrase is a
+Splits are by API combination, and validation / test queries never occur in training
+(:mod:`toollab.envs.splits`).  No query occurs twice within one generated split; asking for more instances than the templates can phrase is a
 :class:`~toollab.errors.UsageError`.  The same ``(env, split, n, seed, mix)`` always gives the
 same instances.
 """
@@ -24,7 +24,15 @@ from functools import cache
 from typing import Any
 
 from toollab.envs.base import Environment, env_class, env_names
-from toollab.envs.splits import Combo, api_combo, draw, is_test_combo, split_plan, task_set
+from toollab.envs.splits import (
+    Combo,
+    api_combo,
+    draw,
+    is_test_combo,
+    query_allowed,
+    split_plan,
+    task_set,
+)
 from toollab.envs.tasks import TASKSETS
 from toollab.envs.tasks.common import Task, TaskSet, TemplateError
 from toollab.errors import UsageError, did_you_mean
@@ -95,9 +103,9 @@ def generate(
         if kind is Decision.CALL:
             inst = _call_instance(ts, env, rng, split, seed, seen)
         elif kind is Decision.NO_CALL:
-            inst = _no_call_instance(env_name, env, rng, seen)
+            inst = _no_call_instance(env_name, env, rng, split, seen)
         else:
-            inst = _no_search_instance(env, rng, seen)
+            inst = _no_search_instance(env, rng, split, seen)
         seen.add(inst.query)
         out.append(inst.model_copy(update={"id": iid, "split": split}))
     return out
@@ -126,9 +134,11 @@ def _call_instance(
         if plan.is_test(combo) != want_test:
             continue
         query = task.text()
-        if query in seen:
+        if query in seen or not query_allowed(split, query, call=True):
             continue
-        _check_gold(env, env_seed, task, name)
+        labels = _check_gold(env, env_seed, task, name)
+        if _met_by_nothing(env, env_seed, labels):
+            continue
         tools = env.tools if task.tools is None else [env.tool(t) for t in task.tools]
         return Instance(
             id="",
@@ -146,21 +156,28 @@ def _call_instance(
     raise _exhausted(ts.env, "Call", split, len(seen))
 
 
-def _check_gold(env: Environment, env_seed: int, task: Task, template: str) -> None:
-    """Every program executes, and every alternative leaves the gold program's final state."""
-    gold: dict[str, Any] | None = None
+def _check_gold(env: Environment, env_seed: int, task: Task, template: str) -> list[dict[str, Any]]:
+    """Every program executes, and every alternative leaves the gold program's final state;
+    returns the programs' final states (the labels)."""
+    states: list[dict[str, Any]] = []
     for k, prog in enumerate(task.programs()):
         ex = env.run(list(prog), env_seed)
         if ex.crashed:
             raise RuntimeError(
                 f"{env.name} template {template!r}: program {k} does not execute: {ex.error}"
             )
-        if gold is None:
-            gold = ex.state
-        elif not env.check(ex.state, [gold]).success:
+        if states and not env.check(ex.state, [states[0]]).success:
             raise RuntimeError(
                 f"{env.name} template {template!r}: alternative {k} ends in another state"
             )
+        states.append(ex.state)
+    return states
+
+
+def _met_by_nothing(env: Environment, env_seed: int, labels: list[dict[str, Any]]) -> bool:
+    """Whether the empty program already meets the goal (the state is as the goal asks): the
+    success check could not tell a model that does nothing from one that does the task."""
+    return env.check(env.run([], env_seed).state, labels).success
 
 
 # -- NoCall ------------------------------------------------------------------------------------------
@@ -179,7 +196,7 @@ def nocall_donors(env_name: str) -> tuple[tuple[str, str], ...]:
 
 
 def _no_call_instance(
-    env_name: str, env: Environment, rng: random.Random, seen: set[str]
+    env_name: str, env: Environment, rng: random.Random, split: str, seen: set[str]
 ) -> Instance:
     donors = nocall_donors(env_name)
     if not donors:
@@ -199,7 +216,7 @@ def _no_call_instance(
             task = ts.templates[name](rng, denv)
         except TemplateError:
             continue
-        if task.text() in seen:
+        if task.text() in seen or not query_allowed(split, task.text(), call=False):
             continue
         return Instance(
             id="",
@@ -213,7 +230,7 @@ def _no_call_instance(
                 metadata={"template": f"nocall:{donor}:{name}", "donor": donor},
             ),
         )
-    raise _exhausted(env_name, "NoCall", "requested", len(seen))
+    raise _exhausted(env_name, "NoCall", split, len(seen))
 
 
 @cache
@@ -278,10 +295,12 @@ def no_search_question(rng: random.Random) -> tuple[str, str]:
     return f"What is the opposite of '{w}'?", _OPPOSITES[w]
 
 
-def _no_search_instance(env: Environment, rng: random.Random, seen: set[str]) -> Instance:
+def _no_search_instance(
+    env: Environment, rng: random.Random, split: str, seen: set[str]
+) -> Instance:
     for _attempt in range(MAX_FRUITLESS):
         q, a = no_search_question(rng)
-        if q in seen:
+        if q in seen or not query_allowed(split, q, call=False):
             continue
         tools = env.tools if env.name != "household" else _household_tools(rng)
         return Instance(
@@ -292,7 +311,7 @@ def _no_search_instance(env: Environment, rng: random.Random, seen: set[str]) ->
             answer=a,
             **_base(env, rng.randrange(100_000), metadata={"template": "nosearch"}),
         )
-    raise _exhausted(env.name, "NoSearch", "requested", len(seen))
+    raise _exhausted(env.name, "NoSearch", split, len(seen))
 
 
 # -- API complexity --------------------------------------------------------------------------------

@@ -22,6 +22,14 @@ How the combinations are assigned (:func:`split_plan`):
 So the reservation depends on the seed: generate the training and the test split *with the same
 seed* (``toollab bench`` and ``toollab data generate`` do); other seeds hold out other
 combinations, for repeated experiments.
+
+Queries are partitioned too (:func:`is_eval_query`, a stable hash of the query text, the same for
+every seed): a share :data:`EVAL_SHARE` of all query texts is reserved for evaluation.  Training
+never uses a reserved text; validation uses only reserved texts (its API combinations are the
+training ones, so without this it would repeat training queries word for word); the test split's
+NoCall goals and NoSearch questions are reserved texts too (its Call queries already differ by
+API combination).  So no validation or test query occurs in a training split, whatever the seed
+and sizes.
 """
 
 from __future__ import annotations
@@ -78,6 +86,24 @@ def draw(
 
 def _stable(text: str) -> int:
     return int(hashlib.sha1(text.encode()).hexdigest()[:12], 16)
+
+
+#: share of all query texts reserved for the validation and test splits (see the module doc)
+EVAL_SHARE = 0.25
+
+
+def is_eval_query(text: str) -> bool:
+    """Whether a query text is reserved for evaluation (never used in training)."""
+    return _stable(f"query|{text}") % 1000 < round(EVAL_SHARE * 1000)
+
+
+def query_allowed(split: str, text: str, call: bool) -> bool:
+    """Whether ``split`` may use the query ``text`` (``call``: a Call instance's query)."""
+    if split == "train":
+        return not is_eval_query(text)
+    if split == "test" and call:
+        return True  # test Call queries are set apart by their API combination
+    return is_eval_query(text)
 
 
 @cache

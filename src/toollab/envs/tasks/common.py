@@ -8,8 +8,11 @@ goal and writes the gold program.  Each environment's templates live in a :class
 *Atomic* templates phrase one self-contained goal.  :meth:`TaskSet.add_composition` adds a
 template that joins two atomic goals of different tools into one request ("… Also, …"): the
 second goal is drawn from the state the first program leaves, so the joint program is executable
-and its text stays true.  Compositions are where the test split's unseen API combinations come
-from.
+and its text stays true.  A joint goal is discarded when it can be met without doing one of its
+parts (:func:`masks`: e.g. an event added and then cancelled leaves the calendar as it was, so
+doing nothing would pass), and a goal is never joined with its own undo
+(:attr:`TaskSet.inverses`).  All dates of one joint request are written in one style.
+Compositions are where the test split's unseen API combinations come from.
 
 *Capabilities* keep NoCall instances honest: a template declares the capability tags its goal
 needs (by default just its own environment's name) and an environment serves the tags of its own
@@ -21,8 +24,11 @@ query only if none of its tags is served there (e.g. currency conversion is serv
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from itertools import combinations
 from typing import Any, TypeVar
 
 from toollab.envs.base import Environment
@@ -43,6 +49,8 @@ class Task:
     metadata: dict[str, Any] = field(default_factory=dict)
     #: material shown before the request (the spreadsheet's sheet); empty for most goals
     context: str = ""
+    #: the programs of the goals a composition joins, in order (empty: one goal, ``calls``)
+    part_calls: list[list[GoldCall]] = field(default_factory=list)
 
     def text(self) -> str:
         """The instance query: ``context``, then ``Task: <request>`` when there is a context."""
@@ -83,6 +91,9 @@ class TaskSet:
     atomic: list[str] = field(default_factory=list)
     #: capability tags the environment's tools serve beyond its own templates' needs
     also_serves: frozenset[str] = frozenset()
+    #: (tool, the tool that undoes it) pairs: a composition never joins a call with its undo on
+    #: the same thing (an event added, then cancelled)
+    inverses: tuple[tuple[str, str], ...] = ()
 
     def template(
         self, name: str, weight: float = 1.0, needs: Iterable[str] = (), atomic: bool = True
@@ -110,9 +121,10 @@ class TaskSet:
         with probability ``three`` a third goal joins them (for environments with few tools)."""
 
         def make(rng: random.Random, env: Environment) -> Task:
-            task = compose(self, rng, env)
-            if rng.random() < three:
-                task = compose(self, rng, env, first=task)
+            with one_date_style(rng):
+                task = compose(self, rng, env)
+                if rng.random() < three:
+                    task = compose(self, rng, env, first=task)
             return task
 
         self.templates[name] = make
@@ -165,10 +177,11 @@ def compose(
             continue
         if {c.name for c in first.calls} & {c.name for c in second.calls}:
             continue
+        if undoes(ts.inverses, first.calls, second.calls):
+            continue
         programs = [p + q for p in first.programs() for q in second.programs()]
-        if any(env.run(p, seed).crashed for p in programs) or masks(
-            env, seed, [first.calls, second.calls], programs[0]
-        ):
+        parts = [*(first.part_calls or [first.calls]), second.calls]
+        if any(env.run(p, seed).crashed for p in programs) or masks(env, seed, parts, programs):
             continue
         env.reset(seed)
         return Task(
@@ -177,22 +190,58 @@ def compose(
             alternatives=programs[1:],
             context=first.context,
             metadata={"parts": [*first.metadata.get("parts", [a]), b]},
+            part_calls=[list(p) for p in parts],
         )
     env.reset(seed)
     raise TemplateError(f"{ts.env}: no two composable goals found in {tries} tries")
 
 
 def masks(
-    env: Environment, seed: int, parts: Sequence[list[GoldCall]], joint: list[GoldCall]
+    env: Environment,
+    seed: int,
+    parts: Sequence[Sequence[GoldCall]],
+    programs: Sequence[Sequence[GoldCall]],
 ) -> bool:
-    """Whether one of the joined goals leaves no trace in the joint program's final state (e.g. a
-    line added to a file the next goal deletes): success would not check that goal."""
-    both = env.run(joint, seed).state
-    for alone in parts:
-        ex = env.run(list(alone), seed)
-        if not ex.crashed and env.check(ex.state, [both]).success:
-            return True
+    """Whether a joint goal can be met without doing all of its parts: the empty program or the
+    programs of any proper subset of ``parts`` (in order) reach the final state of one of the
+    label ``programs`` (the joint program and its alternatives).  Then success would not check
+    every part — a line added to a file the next goal deletes, an event added and then
+    cancelled (the calendar ends as it started, so doing nothing passes)."""
+    labels = [env.run(list(p), seed).state for p in programs]
+    for size in range(len(parts)):
+        for subset in combinations(parts, size):
+            ex = env.run([c for part in subset for c in part], seed)
+            if not ex.crashed and env.check(ex.state, labels).success:
+                return True
     return False
+
+
+def undoes(
+    inverses: Sequence[tuple[str, str]], first: Sequence[GoldCall], second: Sequence[GoldCall]
+) -> bool:
+    """Whether a call of one goal is the undo (``inverses``) of a call of the other on the same
+    thing: every text value of the undo call is also a text value of the call it undoes."""
+    pairs = {frozenset(p) for p in inverses}
+    for a in first:
+        for b in second:
+            if a.name == b.name or frozenset((a.name, b.name)) not in pairs:
+                continue
+            do, undo = (a, b) if (a.name, b.name) in inverses else (b, a)
+            said = set(_texts(undo.arguments))
+            if said and said <= set(_texts(do.arguments)):
+                return True
+    return False
+
+
+def _texts(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value.strip().lower()
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _texts(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _texts(v)
 
 
 def pick(rng: random.Random, options: Sequence[T]) -> T:
@@ -248,9 +297,31 @@ MONTH_NAMES = (
 )
 
 
+#: the date style of the query being phrased (set for a joint request: one style for all parts)
+_STYLE: ContextVar[int | None] = ContextVar("toollab_date_style", default=None)
+
+
+@contextmanager
+def one_date_style(rng: random.Random) -> Iterator[int]:
+    """Within the block every date is written in one style (drawn now), whichever goal
+    template phrases it: the parts of a joint request read as one message."""
+    style = _STYLE.get()
+    if style is not None:  # already inside a joint request
+        yield style
+        return
+    style = rng.randrange(4)
+    token = _STYLE.set(style)
+    try:
+        yield style
+    finally:
+        _STYLE.reset(token)
+
+
 def date_style(rng: random.Random) -> int:
-    """One way of writing dates, to use for every date of one query."""
-    return rng.randrange(4)
+    """One way of writing dates, to use for every date of one query (the joint request's style
+    inside :func:`one_date_style`)."""
+    style = _STYLE.get()
+    return rng.randrange(4) if style is None else style
 
 
 def say_date(rng: random.Random, iso: str, style: int | None = None) -> str:

@@ -77,8 +77,11 @@ def list_favourites(rng: random.Random, env: Environment) -> Task:
 
 @TASKS.template("vote", weight=2)
 def vote(rng: random.Random, env: Environment) -> Task:
-    img = pick(rng, [im["id"] for im in _env(env).images])
+    fe = _env(env)
+    img = pick(rng, [im["id"] for im in fe.images])
     up = rng.random() < 0.5
+    if any(v["image_id"] == img and v["value"] == (1 if up else -1) for v in fe.votes.values()):
+        up = not up  # the same vote again would change nothing
     text, args = _sub(rng)
     q = (
         pick(

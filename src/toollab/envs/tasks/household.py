@@ -518,7 +518,7 @@ def two_chores(rng: random.Random, env: Environment) -> Task:
     if (
         ex.crashed
         or any(env.run(p, env.seed).crashed for p in programs)
-        or masks(env, env.seed, [first.calls, second.calls], programs[0])
+        or masks(env, env.seed, [first.calls, second.calls], programs)
     ):
         raise TemplateError("the two activities do not fit together")
     env.reset(env.seed)

@@ -1,21 +1,33 @@
 """Spreadsheet goal templates.  The goal shows the sheet (a compact table with column letters),
 as SambaNova's Google Sheets task does.  ``rename_column`` is held out of training (test split
 only).  ``two_goals`` joins two edits; the second is phrased against the sheet the first leaves
-(a row deleted or sorted moves the cells that follow)."""
+(a row deleted or sorted moves the cells that follow).  A column computed by an earlier goal stays
+consistent: a new row gets its computed value, and no goal edits a computed column or a cell it is
+computed from."""
 
 from __future__ import annotations
 
 import random
 from typing import Any
 
-from toollab.envs.base import Environment
-from toollab.envs.spreadsheet import VALUE_CAP, SpreadsheetEnv, col_letter, norm_value, render_sheet
+from toollab.envs.base import EnvError, Environment
+from toollab.envs.spreadsheet import (
+    VALUE_CAP,
+    SpreadsheetEnv,
+    col_letter,
+    evaluate,
+    norm_value,
+    render_sheet,
+)
 from toollab.envs.tasks.common import Task, TaskSet, TemplateError, call, pick
 from toollab.schema import GoldCall
 
 #: formulas over a sheet serve the sales-table questions of ``data_understanding`` too
 TASKS = TaskSet(
-    "spreadsheet", held_out_tools=("rename_column",), also_serves=frozenset({"table_stats"})
+    "spreadsheet",
+    held_out_tools=("rename_column",),
+    also_serves=frozenset({"table_stats"}),
+    inverses=(("add_column", "delete_column"), ("add_computed_column", "delete_column")),
 )
 
 _FUNCS = {"SUM": "the sum", "AVERAGE": "the average", "MAX": "the maximum", "MIN": "the minimum"}
@@ -89,6 +101,39 @@ class _Sheet:
         ]
         self.key = self.cols[0]
         self.cap = VALUE_CAP.get(self.title)
+        self.derived = self._derived()
+
+    def _derived(self) -> dict[str, str]:
+        """Columns holding one of the sheet's computed expressions in every row -> expression."""
+        out: dict[str, str] = {}
+        for name, expression, _words in _COMPUTED.get(self.title, ()):
+            if name not in self.cols:
+                continue
+            try:
+                ok = all(
+                    norm_value(self.compute(expression, dict(zip(self.cols, r, strict=True))))
+                    == r[self.cols.index(name)]
+                    for r in self.rows
+                )
+            except EnvError:
+                ok = False
+            if ok:
+                out[name] = expression
+        return out
+
+    @staticmethod
+    def compute(expression: str, row: dict[str, Any]) -> Any:
+        def name(n: str) -> Any:
+            if n not in row:
+                raise EnvError(f"no column {n!r}")
+            return row[n]
+
+        return evaluate(expression, name)
+
+    def editable(self) -> list[str]:
+        """Numeric columns a goal may edit: neither computed nor an input of a computed one."""
+        inputs = {w for e in self.derived.values() for w in e.split() if w[0].isalpha()}
+        return [c for c in self.numeric if c not in self.derived and c not in inputs]
 
     def letter(self, col: str) -> str:
         return col_letter(self.cols.index(col))
@@ -110,7 +155,9 @@ class _Sheet:
 def update_cell(rng: random.Random, env: Environment) -> Task:
     s = _Sheet(env)
     i = rng.randrange(len(s.rows))
-    col = pick(rng, s.numeric)
+    if not s.editable():
+        raise TemplateError("every numeric column is computed or feeds a computed one")
+    col = pick(rng, s.editable())
     value = s.new_value(rng, int(s.value(i, col)))
     cell = f"{s.letter(col)}{i + 2}"
     return s.task(
@@ -156,10 +203,15 @@ def add_row(rng: random.Random, env: Environment) -> Task:
     name = pick(rng, names)
     values: dict[str, Any] = {s.key: name}
     for c in s.cols[1:]:
+        if c in s.derived:
+            continue
         if c in s.numeric:
             values[c] = s.new_value(rng, int(s.value(0, c)))
         else:
             values[c] = pick(rng, sorted({str(r[s.cols.index(c)]) for r in s.rows}))
+    for c, expression in s.derived.items():  # computed from the new row's own values
+        values[c] = norm_value(s.compute(expression, values))
+    values = {c: values[c] for c in s.cols}
     desc = ", ".join(f"{k} {v}" for k, v in values.items() if k != s.key)
     return s.task(f"Add a row for {name} with {desc}.", [call("add_row", values=values)])
 
@@ -261,7 +313,9 @@ def filter_then_sort(rng: random.Random, env: Environment) -> Task:
 @TASKS.template("update_and_sum", atomic=False)
 def update_and_sum(rng: random.Random, env: Environment) -> Task:
     s = _Sheet(env)
-    col = pick(rng, s.numeric)
+    if not s.editable():
+        raise TemplateError("every numeric column is computed or feeds a computed one")
+    col = pick(rng, s.editable())
     i = rng.randrange(len(s.rows))
     value = s.new_value(rng, int(s.value(i, col)))
     L, last = s.letter(col), len(s.rows) + 1

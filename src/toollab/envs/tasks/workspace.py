@@ -10,7 +10,11 @@ from toollab.envs.base import Environment
 from toollab.envs.scenarios.workspace import BASE_FILES
 from toollab.envs.tasks.common import Task, TaskSet, call, pick
 
-TASKS = TaskSet("workspace", also_serves=frozenset({"todo", "shopping_list"}))
+TASKS = TaskSet(
+    "workspace",
+    also_serves=frozenset({"todo", "shopping_list"}),
+    inverses=(("create_file", "delete_file"),),
+)
 _FILES = [f for f in BASE_FILES if f.endswith(".txt")]
 _NEW = ("notes/meeting.txt", "drafts/poem.txt", "plans/week.txt", "shopping.txt")
 _LINES = ("call the plumber", "send the invoice", "walk the dog", "book the dentist", "buy stamps")
