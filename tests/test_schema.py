@@ -436,6 +436,44 @@ def test_tool_call_input_errors() -> None:
         ToolCall.from_openai({"function": {"name": "f", "arguments": "{oops"}})
 
 
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (
+            {"function": {"name": "f", "arguments": "[1,2]"}},
+            "must be a JSON object, got JSON array",
+        ),
+        ({"function": {"name": "f", "arguments": '"x"'}}, "must be a JSON object, got JSON string"),
+        ({"function": {"name": "f", "arguments": "null"}}, "must be a JSON object, got JSON null"),
+        ({"function": {"name": "f", "arguments": "7"}}, "must be a JSON object, got JSON number"),
+        ({"function": {"name": "f", "arguments": 5}}, r"JSON object \(or its text\), got number"),
+        ({"function": {"name": "f", "arguments": [1]}}, r"JSON object \(or its text\), got array"),
+        ({"function": {"name": "f", "arguments": None}}, r"JSON object \(or its text\), got null"),
+        (
+            {"id": 5, "function": {"name": "f", "arguments": "{}"}},
+            "id must be a string, got number",
+        ),
+        ({"id": ["c"], "function": {"name": "f", "arguments": {}}}, "id must be a string"),
+    ],
+)
+def test_tool_call_arguments_must_be_an_object_and_the_id_a_string(
+    call: dict[str, object], message: str
+) -> None:
+    """Never a pydantic traceback and never a silent ``{}``: an error naming the call."""
+    with pytest.raises(InputError, match=message) as info:
+        ToolCall.from_openai(call)
+    assert "tool call 'f'" in str(info.value)
+
+
+def test_tool_call_accepted_arguments_and_ids() -> None:
+    for args in ("{}", "", " ", {}, {"a": 1}, '{"a": 1}'):
+        call = ToolCall.from_openai({"function": {"name": "f", "arguments": args}})
+        assert call.arguments in ({}, {"a": 1})
+    assert ToolCall.from_openai({"function": {"name": "f"}}).arguments == {}
+    for given, kept in (("c1", "c1"), ("", None), (None, None)):
+        assert ToolCall.from_openai({"id": given, "function": {"name": "f"}}).id == kept
+
+
 def test_instance_json_round_trip_and_label() -> None:
     inst = Instance(
         id="x",

@@ -152,25 +152,35 @@ class ToolCall(BaseModel):
     @classmethod
     def from_openai(cls, data: dict[str, Any]) -> Self:
         """An OpenAI ``tool_calls`` entry (arguments as JSON text or an object), a chat-template
-        entry or a bare ``{"name", "arguments"}``; ``"x-toollab"`` restores the call graph."""
+        entry or a bare ``{"name", "arguments"}``; ``"x-toollab"`` restores the call graph.
+
+        The arguments must be a JSON object (or its text; empty text or no ``arguments`` key
+        means none) and ``id`` a string or null: anything else is an :class:`InputError`
+        naming the call."""
         if not isinstance(data, dict):
             raise InputError(f"a tool call must be a JSON object, got {type(data).__name__}")
         fn = data.get("function", data)
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
             raise InputError("a tool call needs a function name")
+        where = f"tool call {fn['name']!r}"
         args = fn.get("arguments", {})
         if isinstance(args, str):
             try:
                 args = json.loads(args) if args.strip() else {}
             except json.JSONDecodeError as exc:
+                raise InputError(f"{where}: arguments are not JSON: {exc}") from None
+            if not isinstance(args, dict):
                 raise InputError(
-                    f"tool call {fn['name']!r}: arguments are not JSON: {exc}"
-                ) from None
-        fields: dict[str, Any] = {
-            "name": fn["name"],
-            "arguments": args,
-            "id": data.get("id") or None,
-        }
+                    f"{where}: arguments must be a JSON object, got JSON {_json_kind(args)}"
+                )
+        elif not isinstance(args, dict):
+            raise InputError(
+                f"{where}: arguments must be a JSON object (or its text), got {_json_kind(args)}"
+            )
+        call_id = data.get("id")
+        if call_id is not None and not isinstance(call_id, str):
+            raise InputError(f"{where}: id must be a string, got {_json_kind(call_id)}")
+        fields: dict[str, Any] = {"name": fn["name"], "arguments": args, "id": call_id or None}
         ext = data.get(EXTRAS_KEY)
         if ext is not None:
             fields.update(_read_extension(ext, fn["name"], cls))
@@ -212,6 +222,21 @@ class GoldCall(ToolCall):
         if self.acceptable:
             ext["acceptable"] = self.acceptable
         return ext
+
+
+def _json_kind(value: Any) -> str:
+    """How a JSON value is called in an error message (``array``, ``number``, ``null``…)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    return "object" if isinstance(value, dict) else type(value).__name__
 
 
 def _read_extension(ext: Any, name: str, cls: type[ToolCall]) -> dict[str, Any]:
