@@ -46,7 +46,7 @@ def test_data_generate_writes_loadable_jsonl(tmp_path: Path) -> None:
     assert summary["instances"] == 20 and set(summary["envs"]) == {"home_search", "weather"}
     assert summary["envs"]["home_search"]["api_complexity"] > 0
     # the figures are also written next to the data
-    stats = json.loads((tmp_path / "gen.stats.json").read_text())
+    stats = json.loads((tmp_path / "gen.jsonl.stats.json").read_text())
     assert stats["envs"] == summary["envs"] and stats["split"] == "test"
     assert "training split" in stats["api_complexity_definition"]
     ds = load_dataset(out, "toollab")
@@ -67,7 +67,7 @@ def test_data_generate_train_complexity_leaves_each_case_out(tmp_path: Path) -> 
     assert row["api_complexity"] == loo_complexity("finance", insts)
     # not the score of the split against itself, where every case is its own demonstration
     assert row["api_complexity"] > split_complexity("finance", insts, insts)
-    assert json.loads((tmp_path / "train.stats.json").read_text())[
+    assert json.loads((tmp_path / "train.jsonl.stats.json").read_text())[
         "api_complexity_definition"
     ].startswith("leave-one-out")
 
@@ -105,6 +105,43 @@ def test_data_generate_bad_input(tmp_path: Path) -> None:
         ],
     )
     assert r.exit_code == 2 and "--mix" in r.stderr
+
+
+def _generate(*args: str) -> object:
+    return runner.invoke(app, ["data", "generate", "--env", "weather", "--n", "3", *args])
+
+
+@pytest.mark.parametrize("mix", ["nan,1,1", "inf,1,1", "1,-inf,1", "0,0,0", "1,-1,1"])
+def test_data_generate_refuses_shares_that_are_not_finite(tmp_path: Path, mix: str) -> None:
+    r = _generate("--mix", mix, "--out", str(tmp_path / "x.jsonl"))
+    assert r.exit_code == 2, r.stdout  # type: ignore[attr-defined]
+    assert "--mix takes three finite, non-negative shares" in r.stderr  # type: ignore[attr-defined]
+    assert r.exception is None or isinstance(r.exception, SystemExit)  # type: ignore[attr-defined]
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_data_generate_output_that_cannot_be_written_is_a_clear_error(tmp_path: Path) -> None:
+    r = _generate("--out", str(tmp_path))  # a directory
+    assert r.exit_code == 2 and isinstance(r.exception, SystemExit)  # type: ignore[attr-defined]
+    assert f"{tmp_path}: --out is a directory" in r.stderr  # type: ignore[attr-defined]
+    (tmp_path / "file").write_text("x")
+    r = _generate("--out", str(tmp_path / "file" / "x.jsonl"))  # a file where a folder goes
+    assert r.exit_code == 2 and isinstance(r.exception, SystemExit)  # type: ignore[attr-defined]
+    assert "cannot write the output file" in r.stderr  # type: ignore[attr-defined]
+
+
+def test_data_generate_sidecar_is_named_after_the_full_file_name(tmp_path: Path) -> None:
+    """``a.jsonl`` and ``a.json`` once both wrote ``a.stats.json``."""
+    for name, split in (("a.jsonl", "train"), ("a.json", "test")):
+        r = _generate("--split", split, "--out", str(tmp_path / name), "--json")
+        assert r.exit_code == 0, r.stderr  # type: ignore[attr-defined]
+        assert json.loads(r.stdout)["stats"] == str(tmp_path / f"{name}.stats.json")  # type: ignore[attr-defined]
+    figures = {p.name: json.loads(p.read_text())["split"] for p in tmp_path.glob("*.stats.json")}
+    assert figures == {"a.jsonl.stats.json": "train", "a.json.stats.json": "test"}
+    # the sidecar never overwrites the data, whatever the file is called
+    r = _generate("--out", str(tmp_path / "b.stats.json"), "--json")
+    assert r.exit_code == 0 and (tmp_path / "b.stats.json.stats.json").exists()  # type: ignore[attr-defined]
+    assert len((tmp_path / "b.stats.json").read_text().splitlines()) == 3
 
 
 def test_bench_oracle_succeeds_everywhere(tmp_path: Path) -> None:

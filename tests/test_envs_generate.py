@@ -390,5 +390,8 @@ def test_bad_generation_arguments() -> None:
         generate("weather", "tset", 3)
     with pytest.raises(UsageError):
         generate("weather", "train", 3, mix=(1, 1))
+    for mix in ((float("nan"), 1, 1), (float("inf"), 1, 1), (0, 0, 0)):
+        with pytest.raises(UsageError, match="finite, non-negative shares"):
+            generate("weather", "train", 3, mix=mix)
     with pytest.raises(UsageError, match="did you mean"):
         generate("wether", "train", 3)

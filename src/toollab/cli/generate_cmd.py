@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import typer
 from rich.table import Table
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors
-from toollab.errors import UsageError
+from toollab.errors import InputError, UsageError
 
 #: size of the training set the validation / test complexity is measured against
 REFERENCE_TRAIN = 200
@@ -24,9 +25,15 @@ COMPLEXITY_DEFINITION = {
 }
 
 
+#: appended to the output file's full name to name the figures' sidecar file
+STATS_SUFFIX = ".stats.json"
+
+
 def stats_path(out: Path) -> Path:
-    """The sidecar file next to a generated file: ``data/test.jsonl`` -> ``data/test.stats.json``."""
-    return out.with_suffix(".stats.json")
+    """The sidecar file next to a generated file, named after the file's *full* name:
+    ``data/test.jsonl`` -> ``data/test.jsonl.stats.json`` (so ``test.jsonl`` and ``test.json``
+    never share one)."""
+    return out.with_name(out.name + STATS_SUFFIX)
 
 
 def register(app: typer.Typer) -> None:
@@ -43,6 +50,11 @@ def parse_mix(text: str) -> tuple[float, float, float]:
         raise UsageError(f"--mix takes three numbers CALL,NOCALL,NOSEARCH, got {text!r}") from exc
     if len(vals) != 3:
         raise UsageError(f"--mix takes three numbers CALL,NOCALL,NOSEARCH, got {text!r}")
+    if not all(math.isfinite(v) and v >= 0 for v in vals) or sum(vals) <= 0:
+        raise UsageError(
+            f"--mix takes three finite, non-negative shares CALL,NOCALL,NOSEARCH with a positive "
+            f"sum, got {text!r}"
+        )
     return vals[0], vals[1], vals[2]
 
 
@@ -84,8 +96,8 @@ def generate_cmd(
     The test split uses API combinations (and, for some environments, whole tools) that training
     and validation never use; each split's API complexity score is reported against a training
     set generated with the same seed (the training split's own score leaves each case out).
-    The figures are also written next to OUT (``OUT`` with the suffix ``.stats.json``).  Read
-    the file back with ``--format toollab``.
+    The figures are also written next to OUT, to ``OUT.stats.json`` (``OUT``'s full name plus
+    ``.stats.json``).  Read the file back with ``--format toollab``.
     """
     import json
 
@@ -93,12 +105,11 @@ def generate_cmd(
 
     shares = parse_mix(mix)
     names = resolve_envs(env)
-    if stats_path(out) == out:
-        raise UsageError(f"--out {out}: the figures go to {out}; pick another file name")
+    if out.is_dir():
+        raise InputError("--out is a directory; give the JSONL file to write", path=out)
     rows: dict[str, dict[str, Any]] = {}
-    out.parent.mkdir(parents=True, exist_ok=True)
     total = 0
-    with out.open("w", encoding="utf-8") as fh:
+    with _open_out(out) as fh:
         for name in names:
             insts = generate(name, split, n, seed, shares)
             for inst in insts:
@@ -130,7 +141,12 @@ def generate_cmd(
         "stats": str(stats_path(out)),
         "envs": rows,
     }
-    stats_path(out).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    try:
+        stats_path(out).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise InputError(
+            f"cannot write the figures: {exc.strerror}", path=stats_path(out)
+        ) from None
     if as_json:
         emit_json(summary)
         return
@@ -150,3 +166,13 @@ def generate_cmd(
         )
     console.print(table)
     console.print(f"API complexity: {COMPLEXITY_DEFINITION[split]}; figures in {stats_path(out)}")
+
+
+def _open_out(out: Path) -> TextIO:
+    """The output file opened for writing (its folder made); an :class:`InputError` naming the
+    path when that is impossible (a directory, no permission, a file where a folder should be)."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        return out.open("w", encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write the output file: {exc.strerror or exc}", path=out) from None

@@ -17,6 +17,7 @@ same instances.
 
 from __future__ import annotations
 
+import math
 import random
 from collections import Counter
 from collections.abc import Sequence
@@ -65,9 +66,10 @@ __all__ = [
 
 def _counts(n: int, mix: Sequence[float]) -> tuple[int, int, int]:
     total = sum(mix)
-    if len(mix) != 3 or total <= 0 or any(m < 0 for m in mix):
+    if len(mix) != 3 or not all(math.isfinite(m) and m >= 0 for m in mix) or total <= 0:
         raise UsageError(
-            f"mix must be three non-negative shares (call, nocall, nosearch), got {list(mix)}"
+            f"mix must be three finite, non-negative shares (call, nocall, nosearch) with a "
+            f"positive sum, got {list(mix)}"
         )
     no_call = round(n * mix[1] / total)
     no_search = round(n * mix[2] / total)
