@@ -247,6 +247,69 @@ def test_changed_fields_win_over_the_source_layout() -> None:
     assert changed.to_hf()["function"]["return"] == {"type": "string"}
 
 
+P = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
+
+
+def test_the_result_key_follows_the_format_written() -> None:
+    """An OpenAI dict with ``"returns"``: chat templates read ``"return"``."""
+    raw = {
+        "type": "function",
+        "function": {
+            "name": "f",
+            "returns": {"type": "object"},
+            "description": "d",
+            "parameters": P,
+        },
+    }
+    tool = Tool.from_openai(copy.deepcopy(raw))
+    assert tool.returns == {"type": "object"}
+    assert _exact(tool.to_openai(), raw)  # its own format: exactly as read
+    hf = tool.to_hf()["function"]
+    assert list(hf) == ["name", "return", "description", "parameters"] and "returns" not in hf
+    assert Tool.from_hf(tool.to_hf()) == tool
+    # and the other way round: an HF dict read as OpenAI keeps "return" in OpenAI form
+    back = Tool.from_hf(
+        {"type": "function", "function": {"name": "g", "return": {"type": "string"}}}
+    )
+    assert back.to_hf()["function"]["return"] == {"type": "string"}
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        {"name": "f", "description": "d", "parameters": P, "strict": True},
+        {"name": "f", "parameters": P},
+        {"name": "f", "description": None, "parameters": P},
+        {"description": "d", "name": "f", "parameters": P, "returns": {"type": "object"}},
+    ],
+)
+def test_the_source_layout_never_goes_onto_the_wire(fn: dict) -> None:
+    for read, write in ((Tool.from_openai, Tool.to_openai), (Tool.from_hf, Tool.to_hf)):
+        tool = read({"type": "function", "function": copy.deepcopy(fn)})
+        assert tool.wire_layout is not None and LAYOUT_KEY not in tool.metadata
+        for extras in (False, True):
+            text = json.dumps(write(tool, extras=extras))
+            assert LAYOUT_KEY not in text and "inner" not in text, text
+        assert LAYOUT_KEY not in tool.model_dump_json()
+        # with extras the dict still reads back as the same tool, and exactly
+        again = read(json.loads(json.dumps(write(tool, extras=True))))
+        assert again == tool and _exact(write(again), write(tool))
+    # a file written by an older version carried the layout in the metadata: dropped on reading
+    old = {"name": "f", "parameters": P, "x-toollab": {"metadata": {LAYOUT_KEY: {"inner": []}}}}
+    assert Tool.from_openai(old).metadata == {}
+
+
+def test_the_extension_key_keeps_its_position() -> None:
+    fn = {"name": "f", "x-toollab": {"category": "c"}, "description": "d", "parameters": P}
+    raw = {"type": "function", "function": fn}
+    tool = Tool.from_openai(copy.deepcopy(raw))
+    assert tool.category == "c"
+    assert _exact(tool.to_openai(extras=True), raw)
+    assert list(tool.to_openai()["function"]) == ["name", "description", "parameters"]
+    # without a position in the source it goes last
+    assert list(WEATHER.to_openai(extras=True)["function"])[-1] == "x-toollab"
+
+
 # -- real tools of every adapter ------------------------------------------------------------------
 def _check_tool_round_trips(tool: Tool) -> None:
     for write, read in ((Tool.to_openai, Tool.from_openai), (Tool.to_hf, Tool.from_hf)):
@@ -293,7 +356,7 @@ def test_tooleyes_configs_round_trip(shared_data: Path) -> None:
     assert len(configs) == 95 and len(fns) == 568 + 190
     for fn in fns:
         _check_dict_round_trips(fn)
-        assert LAYOUT_KEY not in Tool.from_openai(fn).metadata  # canonical: nothing to remember
+        assert Tool.from_openai(fn).wire_layout is None  # canonical: nothing to remember
 
 
 def test_seal_tools_as_openai_dicts_round_trip(shared_data: Path) -> None:

@@ -6,7 +6,8 @@ Hugging Face chat-template ``tools=`` format (which is the same JSON Schema wrap
 optional ``return`` key):
 
 * a dict read and written in the same format comes back equal, key order and keys toollab has no
-  field for (``"strict"``, ...) included (:mod:`toollab.schema.wire`);
+  field for (``"strict"``, ...) included (:mod:`toollab.schema.wire`); the source's layout is
+  kept in memory (:attr:`Tool.wire_layout`), never in ``metadata`` nor on the wire;
 * a tool written with ``extras=True`` and read back is the same tool: ``returns`` (OpenAI only),
   ``category`` and ``metadata`` travel under ``"x-toollab"``.  The plain form carries ``name``,
   ``description``, ``parameters``, the source's own extra keys and, for Hugging Face, ``return``.
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from toollab.errors import ToolSchemaError
 from toollab.schema import wire
@@ -38,6 +39,20 @@ class Tool(BaseModel):
     returns: dict[str, Any] | None = None
     category: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    #: the layout of the wire dict the tool was read from, when it was not the canonical one
+    #: (:mod:`toollab.schema.wire`); kept in memory only, never serialised
+    _wire_layout: dict[str, Any] | None = PrivateAttr(default=None)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal fields: the layout of the dict a tool was read from is not part of it."""
+        if not isinstance(other, Tool):
+            return NotImplemented
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    @property
+    def wire_layout(self) -> dict[str, Any] | None:
+        """How the source dict was laid out, when that was not what toollab writes anyway."""
+        return self._wire_layout
 
     @field_validator("name")
     @classmethod
@@ -104,6 +119,7 @@ class Tool(BaseModel):
             metadata=self.metadata,
             fmt=fmt,
             extras=extras,
+            layout=self._wire_layout,
         )
 
     @classmethod
@@ -119,7 +135,7 @@ class Tool(BaseModel):
     @classmethod
     def _from_wire(cls, data: Any, fmt: str) -> Tool:
         p = wire.read_tool(data, fmt)
-        return cls.build(
+        tool = cls.build(
             name=p.name,
             description=p.description,
             parameters=p.parameters,
@@ -127,6 +143,8 @@ class Tool(BaseModel):
             category=p.category,
             metadata=p.metadata,
         )
+        tool._wire_layout = p.layout
+        return tool
 
     # -- construction with clear errors ------------------------------------------------------
     @classmethod

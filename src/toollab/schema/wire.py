@@ -7,12 +7,17 @@ Reading keeps whatever toollab has no field for: keys a source puts beside the k
 (OpenAI's ``"strict"``, a provider's ``"cache_control"`` on the wrapper, ...), the order of the
 keys, a missing ``description`` or ``parameters`` and values such as ``"description": null``.
 When a dict is not exactly what :func:`write_function` would write for the tool anyway, that
-*layout* is stored in ``Tool.metadata["wire_layout"]`` and writing follows it, so a dict read
-and written again in the same format is equal to the original, key order included.
+*layout* is kept with the tool (``Tool.wire_layout``, never serialised and never written onto
+the wire) and writing follows it, so a dict read and written again in the same format is equal
+to the original, key order included.  The result schema's key follows the format written:
+Hugging Face's ``"return"`` (what chat templates read) wherever the source had its result key,
+the source's own key (``"return"`` or ``"returns"``) in OpenAI form.
 
 toollab's own fields that a format has no slot for (``returns`` in OpenAI, ``category``,
 ``metadata``) travel under the extension key ``"x-toollab"`` inside the function dict when
-asked for (``extras=True``), so that a tool written and read again is the same tool.
+asked for (``extras=True``), so that a tool written and read again is the same tool; the key
+keeps the position it had in the source (last otherwise).  A dict written with extras follows
+the source's layout, so reading it gives the layout back without carrying it.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from toollab.errors import ToolSchemaError
 
 #: key under which toollab-only fields travel inside the function dict (opt-in)
 EXTRAS_KEY = "x-toollab"
-#: key of ``Tool.metadata`` holding the layout of a source dict that was not canonical
+#: key of ``Tool.metadata`` under which older versions carried the layout (dropped on reading)
 LAYOUT_KEY = "wire_layout"
 OPENAI = "openai"
 HF = "hf"
@@ -110,6 +115,8 @@ class Parsed:
     returns: Any
     category: Any
     metadata: dict[str, Any]
+    #: the source's layout (:meth:`Layout.to_json`) when it is not the canonical one
+    layout: dict[str, Any] | None = None
 
 
 def split_wrapper(data: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
@@ -143,6 +150,7 @@ def read_tool(data: Any, fmt: str) -> Parsed:
     extra = extra if isinstance(extra, dict) else {}
     raw_meta = extra.get("metadata")
     metadata = dict(raw_meta) if isinstance(raw_meta, dict) else {}
+    metadata.pop(LAYOUT_KEY, None)  # an older version's copy of the layout: read it from `fn`
     description = fn.get("description")
     parameters = fn.get("parameters")
     parsed = Parsed(
@@ -153,8 +161,6 @@ def read_tool(data: Any, fmt: str) -> Parsed:
         category=extra.get("category"),
         metadata=metadata,
     )
-    if LAYOUT_KEY in metadata:  # written by toollab with extras: its layout is authoritative
-        return parsed
     layout = Layout(
         outer=None if wrapper is None else list(wrapper),
         outer_extra={k: v for k, v in (wrapper or {}).items() if k not in WRAPPER_KEYS},
@@ -169,7 +175,7 @@ def read_tool(data: Any, fmt: str) -> Parsed:
     if EXTRAS_KEY not in layout.inner_extra and layout.inner[-1:] == [EXTRAS_KEY]:
         layout.inner = layout.inner[:-1]  # where write_function puts the extras anyway
     if not _same(layout.to_json(), canonical.to_json()):
-        metadata[LAYOUT_KEY] = layout.to_json()
+        parsed.layout = layout.to_json()
     return parsed
 
 
@@ -191,28 +197,30 @@ def write_function(
     metadata: dict[str, Any],
     fmt: str,
     extras: bool,
+    layout: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], Layout]:
-    """The function dict of a tool (and the layout it followed)."""
-    layout = Layout.from_json(metadata.get(LAYOUT_KEY)) or _canonical_layout(
-        fmt, returns is not None
-    )
+    """The function dict of a tool (and the layout it followed: ``layout``, the source's, or
+    the canonical one)."""
+    source = Layout.from_json(layout) or _canonical_layout(fmt, returns is not None)
     fn: dict[str, Any] = {}
     returns_written = False
-    for key in layout.inner:
+    ext: dict[str, Any] = {}
+    for key in source.inner:
         if key == "name":
             fn[key] = name
         elif key == "description":
-            keep_raw = key in layout.raw and _text(layout.raw[key]) == description
-            fn[key] = layout.raw[key] if keep_raw else description
+            keep_raw = key in source.raw and _text(source.raw[key]) == description
+            fn[key] = source.raw[key] if keep_raw else description
         elif key == "parameters":
-            keep_raw = key in layout.raw and parameters == default_parameters()
-            fn[key] = layout.raw[key] if keep_raw else parameters
-        elif key in RETURN_KEYS and key not in layout.inner_extra and not returns_written:
-            fn[key] = returns
+            keep_raw = key in source.raw and parameters == default_parameters()
+            fn[key] = source.raw[key] if keep_raw else parameters
+        elif key in RETURN_KEYS and key not in source.inner_extra and not returns_written:
+            fn["return" if fmt == HF else key] = returns
             returns_written = True
-        elif key in layout.inner_extra:
-            fn[key] = layout.inner_extra[key]
-        # EXTRAS_KEY: placed below, only when asked for
+        elif key in source.inner_extra:
+            fn[key] = source.inner_extra[key]
+        elif key == EXTRAS_KEY and extras:
+            fn[key] = ext  # filled below, in the source's position
     # fields changed since the source was read, which the source layout had no key for
     fn.setdefault("name", name)
     if "description" not in fn and description:
@@ -223,7 +231,6 @@ def write_function(
         fn["return"] = returns
         returns_written = True
     if extras:
-        ext: dict[str, Any] = {}
         if not returns_written and returns is not None:
             ext["returns"] = returns
         if category is not None:
@@ -232,7 +239,9 @@ def write_function(
             ext["metadata"] = metadata
         if ext:
             fn[EXTRAS_KEY] = ext
-    return fn, layout
+    if fn.get(EXTRAS_KEY) == {} and EXTRAS_KEY not in source.inner_extra:
+        del fn[EXTRAS_KEY]  # nothing to carry
+    return fn, source
 
 
 def wrap(fn: dict[str, Any], layout: Layout) -> dict[str, Any]:
