@@ -12,6 +12,7 @@ from toollab.tools import (
     check_tool_schema,
     normalize_schema,
     tool,
+    tool_unknown_types,
     tool_warnings,
     validate_arguments,
     validate_call,
@@ -233,6 +234,45 @@ def test_unknown_type_names_are_warnings_with_their_path() -> None:
         "kept as x-original-type, the value is not checked",
     ]
     assert validate_arguments(t, {"a": 5, "b": [1]}) == []
+
+
+def test_properties_named_like_data_keywords_are_checked_too() -> None:
+    """A parameter called ``default``, ``enum``, ``example`` or ``x-kind`` is a property, not a
+    keyword: its type name is checked like any other (values of the keywords are not)."""
+    names = ["default", "enum", "const", "example", "examples", "x-kind"]
+    schema = normalize_schema(
+        {
+            "type": "object",
+            "properties": {
+                **{n: {"type": "strng"} for n in names},
+                "ok": {"type": "string", "default": {"type": "strng"}, "enum": ["strng"]},
+                "nested": {"type": "object", "properties": {"default": {"type": "intger"}}},
+            },
+            "$defs": {"example": {"type": "flaot"}},
+        }
+    )
+    found = tool_unknown_types(Tool.build(name="t", parameters=schema))
+    assert found == [
+        *[(f"parameters.properties.{n}", "strng") for n in names],
+        ("parameters.properties.nested.properties.default", "intger"),
+        ("parameters.$defs.example", "flaot"),
+    ]
+    assert len(tool_warnings(Tool.build(name="t", parameters=schema))) == len(found)
+
+
+def test_data_inspect_counts_what_tools_validate_warns_about() -> None:
+    """One rule for both: ``data inspect``'s count equals the warnings of the distinct tools."""
+    from toollab.data.stats import unknown_types
+
+    schema = normalize_schema({"type": "object", "properties": {"default": {"type": "strng"}}})
+    t = Tool.build(name="t", parameters=schema)
+    other = Tool.build(name="u", parameters=schema, category="c")
+    stats = unknown_types([t, t, other, t.model_copy()])
+    assert stats["count"] == 2 == len(tool_warnings(t)) + len(tool_warnings(other))
+    assert stats["places"] == [
+        "tool 't': parameters.properties.default: 'strng'",
+        "tool 'u': parameters.properties.default: 'strng'",
+    ]
 
 
 def test_docstring_return_types_are_checked_too() -> None:

@@ -6,7 +6,6 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from toollab.data.types import unknown_type_names
 from toollab.schema import Instance, Tool
 
 NONE_KEY = "none"
@@ -28,20 +27,18 @@ def is_nested_instance(inst: Instance) -> bool:
 
 
 def unknown_types(tools: Iterable[Tool]) -> dict[str, Any]:
-    """Type names toollab does not know in the tools' schemas (each distinct tool once):
+    """Type names toollab does not know in the tools' schemas, found as ``toollab tools
+    validate`` finds them (:func:`~toollab.tools.validation.tool_unknown_types`), each distinct
+    tool once (:func:`~toollab.data.base.tool_pool`):
     ``{"count", "names": {name: places}, "places": ["tool 'x': parameters.properties.y: 'strng'"]}``."""
+    # imported here: toollab.data.base imports this module, toollab.tools imports toollab.data
+    from toollab.data.base import tool_pool
+    from toollab.tools.validation import tool_unknown_types
+
     names: Counter[str] = Counter()
     places: list[str] = []
-    seen: set[tuple[str, str | None, str, str]] = set()
-    for t in tools:
-        key = (t.name, t.category, repr(t.parameters), repr(t.returns))
-        if key in seen:
-            continue
-        seen.add(key)
-        found = unknown_type_names(t.parameters, "parameters")
-        if t.returns is not None:
-            found += unknown_type_names(t.returns, "returns")
-        for path, name in found:
+    for t in tool_pool(tools):
+        for path, name in tool_unknown_types(t):
             names[name] += 1
             if len(places) < MAX_PLACES:
                 places.append(f"tool {t.name!r}: {path}: {name!r}")

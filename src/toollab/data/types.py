@@ -128,6 +128,11 @@ KNOWN_TYPE_NAMES: frozenset[str] = frozenset(
 _SUGGESTIONS = sorted({*JSON_TYPES, *PYTHON_TYPES})
 #: keywords whose values are data, not schemas
 _DATA_KEYWORDS = frozenset({"enum", "const", "default", "examples", "example"})
+#: keywords whose values map names (property names, ...) to schemas: a name there is never a
+#: keyword, so a property called ``default`` or ``example`` is walked like any other
+_SCHEMA_MAPS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+)
 
 
 def is_known_type_name(name: str) -> bool:
@@ -153,6 +158,10 @@ def _walk(node: Any, path: str, out: list[tuple[str, str]]) -> None:
     if isinstance(original, str) and not is_known_type_name(original):
         out.append((path, original))
     for key, value in node.items():
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            for name, schema in value.items():
+                _walk(schema, f"{path}.{key}.{name}", out)
+            continue
         if key in _DATA_KEYWORDS or key.startswith("x-"):
             continue
         _walk(value, f"{path}.{key}", out)

@@ -168,13 +168,19 @@ def check_tool_schema(tool: Tool) -> list[str]:
     return reasons
 
 
-def tool_warnings(tool: Tool) -> list[str]:
-    """What is usable but probably not meant: type names toollab does not know (a misspelt
-    ``"strng"`` in a Seal-Tools record, ...), which leave the value unchecked."""
+def tool_unknown_types(tool: Tool) -> list[tuple[str, str]]:
+    """``(path, name)`` of every type name toollab does not know in the tool's parameters and
+    result schemas (``("parameters.properties.city", "strng")``)."""
     found = unknown_type_names(tool.parameters, "parameters")
     if tool.returns is not None:
         found.extend(unknown_type_names(tool.returns, "returns"))
-    return [unknown_type_reason(path, name) for path, name in found]
+    return found
+
+
+def tool_warnings(tool: Tool) -> list[str]:
+    """What is usable but probably not meant: type names toollab does not know (a misspelt
+    ``"strng"`` in a Seal-Tools record, ...), which leave the value unchecked."""
+    return [unknown_type_reason(path, name) for path, name in tool_unknown_types(tool)]
 
 
 # -- call arguments -------------------------------------------------------------------------------
