@@ -234,10 +234,33 @@ def test_upstream_prompt_files_beside_the_data_are_read_by_default(tmp_path: Pat
         ds = load_dataset(folder, "seal-tools")
     _check_upstream_lists(ds)
     assert ds.details["prompt_files"] == [str(folder / "dataset_for_finetune" / "test_sample.json")]
-    # asked for on purpose: gold tools only, and a note saying so
+    # asked for on purpose: gold tools only, and a note saying so (not that files are missing)
     with pytest.warns(DataNote, match="offer only the tools their gold calls use"):
         gold_only = load_dataset(folder, "seal-tools", api_lists="none")
     assert all(not i.metadata["api_list_available"] for i in gold_only)
+    (message,) = gold_only.notes
+    n = len(gold_only)
+    assert message == (
+        f"Seal-Tools: {n} of {n} instances offer only the tools their gold calls use, not the "
+        "upstream prompt's 5-tool api_list, as asked with -o api_lists=none; tool selection is "
+        "easier than upstream."
+    )
+
+
+def test_prompt_files_that_miss_some_instances_are_named_in_the_note(tmp_path: Path) -> None:
+    from toollab.data import sample_path
+
+    src, _ = sample_path("seal-tools")
+    records = _prompt_records(src)
+    pf = tmp_path / "test_sample.json"
+    pf.write_text(json.dumps(records[:-2]))  # the last two instances are not in the file
+    with pytest.warns(DataNote) as caught:
+        ds = load_dataset(src, "seal-tools", api_lists=str(pf))
+    (message,) = [str(w.message) for w in caught if w.category is DataNote]
+    assert message.startswith(f"Seal-Tools: 2 of {len(ds)} instances offer only the tools")
+    assert f"their ids are not in the prompt file(s) read ({pf})" in message
+    assert "is not beside" not in message and ds.notes == [message]
+    assert ds.details["offered_tools"] == {"upstream api_list": len(ds) - 2, "gold tools only": 2}
 
 
 def test_gold_only_offer_carries_a_note(shared_data: Path) -> None:

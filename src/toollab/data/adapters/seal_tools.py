@@ -17,8 +17,9 @@
   the list lacks: the retriever errors of the upstream error analysis); ``-o api_lists=PATH,...``
   names them elsewhere.  Without them an instance offers only the tools its gold calls use,
   which makes tool selection easier than upstream: ``metadata["api_list_available"]`` is then
-  false and the dataset carries a :class:`~toollab.data.base.DataNote` saying so
-  (``-o api_lists=none`` asks for this setting on purpose).
+  false and the dataset carries a :class:`~toollab.data.base.DataNote` saying so and why (no
+  prompt files beside the data; the files read do not hold every instance's id; or
+  ``-o api_lists=none``, which asks for this setting on purpose, and the note says that).
 """
 
 from __future__ import annotations
@@ -237,6 +238,33 @@ def _prompt_files(api_lists: Any, folder: Path, files: list[Path]) -> list[Path]
     return [p for p in found if p.is_file()]
 
 
+def _gold_only_note(
+    missing: int, total: int, api_lists: Any, prompt_files: list[Path], folder: Path
+) -> str:
+    """What the ``missing`` instances without an upstream ``api_list`` offer, and why: asked for
+    (``-o api_lists=none``), not in the prompt files read, or no prompt files found."""
+    what = (
+        f"Seal-Tools: {missing} of {total} instances offer only the tools their gold calls use, "
+        "not the upstream prompt's 5-tool api_list"
+    )
+    easier = "tool selection is easier than upstream"
+    if isinstance(api_lists, str) and api_lists.strip().lower() in GOLD_ONLY:
+        return f"{what}, as asked with -o api_lists={api_lists.strip()}; {easier}."
+    if prompt_files:
+        read = ", ".join(str(p) for p in prompt_files)
+        return (
+            f"{what}: their ids are not in the prompt file(s) read ({read}); {easier} for "
+            "them. Give the prompt files of every split read with -o api_lists=PATH[,PATH]."
+        )
+    given = as_list(api_lists, "api_lists")
+    where = (
+        "no prompt file was given"
+        if given is not None
+        else f"{PROMPT_DIR}/<split>.json is not beside {folder}"
+    )
+    return f"{what} ({where}); {easier}. Give the prompt files with -o api_lists=PATH[,PATH]."
+
+
 def _is_instance_file(path: Path) -> bool:
     """A ``*.jsonl`` whose first record has a ``calling`` list."""
     text = read_text(path)
@@ -305,14 +333,9 @@ class SealToolsAdapter(Adapter):
         missed = sum(len(i.metadata.get("gold_not_offered") or []) for i in instances)
         notes: list[str] = []
         if with_list < len(instances):
+            missing = len(instances) - with_list
             notes.append(
-                note(
-                    f"Seal-Tools: {len(instances) - with_list} of {len(instances)} instances offer "
-                    "only the tools their gold calls use, not the upstream prompt's 5-tool "
-                    f"api_list ({PROMPT_DIR}/<split>.json is not beside {folder}); tool "
-                    "selection is easier than upstream. Give the prompt files with "
-                    "-o api_lists=PATH[,PATH]."
-                )
+                note(_gold_only_note(missing, len(instances), api_lists, prompt_files, folder))
             )
         return Dataset(
             name=folder.name if path.is_dir() else path.stem,
