@@ -14,6 +14,7 @@ from toollab.cli.main import app
 from toollab.errors import InputError, UsageError
 from toollab.retrieval import (
     BM25Retriever,
+    CandidateSampler,
     DemoRetriever,
     DenseRetriever,
     HybridRetriever,
@@ -94,8 +95,10 @@ def test_hybrid_gives_no_rank_credit_to_bm25_misses() -> None:
 def test_bad_inputs_have_clear_errors() -> None:
     with pytest.raises(InputError, match="empty"):
         BM25Retriever().index([])
+    # the same tool listed twice is indexed once; the candidate sampler, keyed by name, refuses
+    assert BM25Retriever().index([*POOL, POOL[2]]).keys == [t.name for t in POOL]
     with pytest.raises(InputError, match=r"duplicate tool name.*'book_hotel'"):
-        BM25Retriever().index([*POOL, POOL[2]])
+        CandidateSampler([*POOL, POOL[2]], k=2)
     r = BM25Retriever().index(POOL)
     with pytest.raises(UsageError, match="positive integer"):
         r.retrieve("x", 0)
@@ -230,3 +233,109 @@ def test_index_with_precomputed_embeddings() -> None:
     ]
     with pytest.raises(InputError, match="one embedding row per tool"):
         DenseRetriever().index_embeddings(POOL, reference.matrix[:2])
+
+
+# -- tools that share a name ------------------------------------------------------------------------
+def _tz(category: str, what: str) -> Tool:
+    return Tool(
+        name="timezone",
+        description=f"Get the list of available timezone to be used in the {what} endpoint.",
+        category=category,
+    )
+
+
+def test_same_name_tools_are_told_apart_by_category_qualified_keys() -> None:
+    from toollab.retrieval.base import pool_keys
+
+    basket, f1 = _tz("Competition/API_BASKETBALL", "games"), _tz("Competition/API_F1", "races")
+    twin = Tool(name="drivers", description="Drivers of a season.", category="Competition/API_F1")
+    other = Tool(name="drivers", description="Driver ids by name.", category="Competition/API_F1")
+    bare = [Tool(name="search", description="a"), Tool(name="search", description="b")]
+    pool = [*POOL, basket, f1, twin, other, *bare]
+    assert pool_keys(pool)[len(POOL) :] == [
+        "Competition/API_BASKETBALL/timezone",
+        "Competition/API_F1/timezone",
+        "Competition/API_F1/drivers#1",
+        "Competition/API_F1/drivers#2",
+        "search#1",
+        "search#2",
+    ]
+    r = BM25Retriever().index(pool)
+    assert r.shared_names == ["drivers", "search", "timezone"]
+    hits = r.retrieve("timezone for the races endpoint", 2)
+    assert [h.key for h in hits] == [
+        "Competition/API_F1/timezone",
+        "Competition/API_BASKETBALL/timezone",
+    ]
+    assert [h.name for h in hits] == ["timezone", "timezone"]
+
+
+def test_a_gold_tool_sharing_its_name_is_the_one_the_instance_offers() -> None:
+    basket, f1 = _tz("Competition/API_BASKETBALL", "games"), _tz("Competition/API_F1", "races")
+    r = BM25Retriever().index([*POOL, basket, f1])
+    query = "timezone for the races endpoint"  # F1's timezone ranks first
+
+    def inst(offered: list[Tool]) -> Instance:
+        return Instance(id="x", query=query, gold=[GoldCall(name="timezone")], tools=offered)
+
+    assert evaluate_retriever(r, [inst([f1])], k=1).recall == 1.0
+    assert evaluate_retriever(r, [inst([basket])], k=1).recall == 0.0  # the wrong timezone
+    assert evaluate_retriever(r, [inst([basket])], k=2).recall == 1.0
+    # not singled out by the offered tools: either counts, and only once
+    rep = evaluate_retriever(r, [inst([])], k=2)
+    assert rep.recall == 1.0 and rep.ndcg == pytest.approx(1.0) and rep.mrr == 1.0
+
+
+def test_retrieval_over_the_real_tooleyes_pool(shared_data: Path) -> None:
+    """ToolEyes' library: 568 tool entries, 567 distinct tools, 29 names shared by different
+    tools (the same classify_grocery_product is listed twice in one file)."""
+    from toollab.data import load_dataset
+
+    ds = load_dataset(shared_data / "tooleyes", "tooleyes")
+    assert len(ds.tools) == 568 and len({t.name for t in ds.tools}) == 530
+    r = BM25Retriever().index(ds.tools)
+    assert len(r.tools) == 567 == len(set(r.keys))
+    assert len(r.shared_names) == 29 and "timezone" in r.shared_names
+    keys = [h.key for h in r.retrieve("Get the list of available timezone", 5)]
+    assert {"Competition/API_BASKETBALL/timezone", "Competition/API_F1/timezone"} <= set(keys)
+    # the two different blacklist_ip tools of one category are numbered
+    assert [k for k in r.keys if k.endswith("blacklist_ip") or "blacklist_ip#" in k] == [
+        "Anti_Malware/Anti_Malware/blacklist_ip#1",
+        "Anti_Malware/Anti_Malware/blacklist_ip#2",
+    ]
+    # an instance offering the F1 tools: its timezone is the F1 one
+    ir38 = ds.by_id("IR-38")
+    gold = ir38.model_copy(
+        update={
+            "query": "available timezone for the races endpoint",
+            "gold": [GoldCall(name="timezone")],
+        }
+    )
+    hits = r.retrieve(gold.query, 3)
+    first_f1 = next(h.rank for h in hits if h.key == "Competition/API_F1/timezone")
+    assert evaluate_retriever(r, [gold], k=3).mrr == pytest.approx(1 / first_f1)
+
+
+def test_retrieve_cli_on_the_real_tooleyes_data(shared_data: Path) -> None:
+    data = ["--data", str(shared_data / "tooleyes"), "--format", "tooleyes"]
+    res = CliRunner().invoke(
+        app,
+        ["retrieve", "query", "list the available timezone values", *data, "--k", "3", "--json"],
+    )
+    assert res.exit_code == 0, res.stderr
+    hits = json.loads(res.stdout)["hits"]
+    assert {h["key"] for h in hits[:2]} == {
+        "Competition/API_BASKETBALL/timezone",
+        "Competition/API_F1/timezone",
+    }
+    assert {h["name"] for h in hits[:2]} == {"timezone"}
+    res = CliRunner().invoke(app, ["retrieve", "query", "timezone", *data])
+    assert res.exit_code == 0, res.stderr
+    assert "29 tool name(s) are shared by different tools" in " ".join(res.stderr.split())
+    res = CliRunner().invoke(app, ["retrieve", "eval", *data, "--json"])
+    assert res.exit_code == 0, res.stderr
+    report = json.loads(res.stdout)  # ToolEyes has no gold calls: nothing to score
+    assert report["pool_size"] == 567 and report["instances"] == 0
+    assert report["skipped_no_gold"] == 382
+    res = CliRunner().invoke(app, ["retrieve", "query", "x"])
+    assert res.exit_code == 2 and "--pool FILE, or --data PATH --format FORMAT" in res.stderr

@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors, progress
+from toollab.errors import UsageError
 from toollab.schema import Tool
 
 retrieve_app = typer.Typer(
@@ -43,6 +44,14 @@ def _retriever(name: str, tools: list[Tool], quiet: bool):  # type: ignore[no-un
         console.print(
             f"[yellow]{len(retriever.undocumented)} tool(s) have no description; "
             "they are indexed by name and parameters only[/]"
+        )
+    shared = retriever.shared_names
+    if shared and not quiet:
+        keys = zip(retriever.tools, retriever.keys, strict=True)
+        example = next(k for t, k in keys if t.name == shared[0])
+        console.print(
+            f"[yellow]{len(shared)} tool name(s) are shared by different tools of the pool; "
+            f"those tools are listed by category-qualified keys (e.g. {example})[/]"
         )
     return retriever
 
@@ -121,26 +130,50 @@ def eval_cmd(
 @handle_errors
 def query_cmd(
     query: str = typer.Argument(..., help="The user request."),
-    pool: Path = typer.Option(..., "--pool", help="Tool pool file (JSONL/JSON)."),
+    pool: Path | None = typer.Option(None, "--pool", help="Tool pool file (JSONL/JSON)."),
+    data: Path | None = typer.Option(
+        None, "--data", help="Or a dataset whose tool pool to search (with --format)."
+    ),
+    fmt: str | None = typer.Option(None, "--format", help="The dataset's format (with --data)."),
+    option: list[str] = typer.Option([], "--option", help="Adapter option KEY=VALUE (repeatable)."),
     retriever: str = typer.Option("bm25", "--retriever", help="bm25, dense or hybrid."),
     k: int = typer.Option(5, "--k", help="How many tools to return."),
     as_json: bool = JsonOpt,
 ) -> None:
-    """The k tools of a pool that best fit a request."""
-    tools = _pool(pool, [])
+    """The k tools of a pool that best fit a request.  Tools that share a name with other
+    tools of the pool are listed by their category-qualified key (``category/name``)."""
+    if (pool is None) == (data is None):
+        raise UsageError("give the tools to search: --pool FILE, or --data PATH --format FORMAT")
+    if data is not None:
+        if fmt is None:
+            raise UsageError("--data needs --format (seal-tools, bfcl, deer, tooleyes, toollab)")
+        from toollab.cli.data_cmd import load_from_cli
+
+        tools = load_from_cli(data, fmt, None, option).tools
+    else:
+        tools = _pool(pool, [])
     hits = _retriever(retriever, tools, as_json).retrieve(query, k)
     if as_json:
         emit_json(
             {
                 "query": query,
                 "retriever": retriever,
-                "hits": [{"rank": h.rank, "name": h.name, "score": h.score} for h in hits],
+                "hits": [
+                    {
+                        "rank": h.rank,
+                        "name": h.name,
+                        "key": h.key,
+                        "category": h.tool.category,
+                        "score": h.score,
+                    }
+                    for h in hits
+                ],
             }
         )
         return
     table = Table(title=f"{retriever}: {query}")
     for col in ("rank", "tool", "score", "description"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")
     for h in hits:
-        table.add_row(str(h.rank), h.name, f"{h.score:.4f}", h.tool.description[:80])
+        table.add_row(str(h.rank), h.key, f"{h.score:.4f}", h.tool.description[:80])
     console.print(table)

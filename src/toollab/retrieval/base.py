@@ -4,8 +4,14 @@ Every retriever indexes a list of :class:`~toollab.schema.Tool` once and answers
 :class:`Hit` lists, best first.  Behaviour on awkward input is defined here, once:
 
 * an empty pool → :class:`~toollab.errors.InputError` ("the tool pool is empty");
-* duplicate tool names → :class:`~toollab.errors.InputError` naming them (a retriever
-  returns tools by name, so names must be unique);
+* the same tool listed twice (same name, category, description and parameters) is indexed once;
+* different tools sharing a name (ToolEyes: ``timezone`` of ``Competition/API_BASKETBALL`` and
+  of ``Competition/API_F1``) are all indexed, each under a *key* that tells it apart
+  (:func:`pool_keys`): the name when it is unique, else ``category/name``, and
+  ``category/name#n`` (``n`` = order in the pool) where one category holds several; every
+  :class:`Hit` carries its key and :attr:`Retriever.shared_names` lists the names concerned;
+* the DEER candidate sampler keys tools by name and refuses a pool with duplicate names
+  (:func:`check_pool`, naming them);
 * ``k`` larger than the pool → every tool, ranked (no error); ``k < 1`` or a ``k`` that is not
   an integer (``True`` included) → :class:`UsageError`;
 * a query that is not a string (``None``) → :class:`UsageError`;
@@ -62,6 +68,8 @@ class Hit:
     tool: Tool
     score: float
     rank: int
+    #: the tool's key in the pool: its name, qualified when other tools share it (pool_keys)
+    key: str = ""
 
     @property
     def name(self) -> str:
@@ -69,6 +77,8 @@ class Hit:
 
 
 def check_pool(tools: Sequence[Tool]) -> list[Tool]:
+    """A pool whose tool names are unique (what a name-keyed user such as the candidate sampler
+    needs); an :class:`InputError` naming the duplicates otherwise."""
     tools = list(tools)
     if not tools:
         raise InputError("the tool pool is empty: nothing to retrieve from")
@@ -80,6 +90,35 @@ def check_pool(tools: Sequence[Tool]) -> list[Tool]:
             f"the tool pool has {len(dupes)} duplicate tool name(s): {shown}; names must be unique"
         )
     return tools
+
+
+def pool_keys(tools: Sequence[Tool]) -> list[str]:
+    """One key per tool, unique in the pool: the tool's name when no other tool has it, else
+    ``category/name`` (the name alone without a category), with ``#n`` appended (n = 1, 2, …
+    in pool order) where that still repeats."""
+    counts = Counter(t.name for t in tools)
+    first = [
+        t.name if counts[t.name] == 1 or not t.category else f"{t.category}/{t.name}" for t in tools
+    ]
+    repeats = Counter(first)
+    seen: Counter[str] = Counter()
+    out = []
+    for key in first:
+        if repeats[key] > 1:
+            seen[key] += 1
+            key = f"{key}#{seen[key]}"
+        out.append(key)
+    return out
+
+
+def keyed_pool(tools: Sequence[Tool], *, dedupe: bool = True) -> tuple[list[Tool], list[str]]:
+    """The pool to index (the same tool listed twice kept once, with ``dedupe``) and its keys."""
+    from toollab.data.base import tool_pool
+
+    pool = tool_pool(tools) if dedupe else list(tools)
+    if not pool:
+        raise InputError("the tool pool is empty: nothing to retrieve from")
+    return pool, pool_keys(pool)
 
 
 def check_k(k: int) -> int:
@@ -105,13 +144,25 @@ class Retriever(ABC):
 
     def __init__(self) -> None:
         self.tools: list[Tool] = []
+        #: each tool's key (its name unless other tools share it; see :func:`pool_keys`)
+        self.keys: list[str] = []
         self.undocumented: list[str] = []
 
     def index(self, tools: Sequence[Tool]) -> Retriever:
-        self.tools = check_pool(tools)
-        self.undocumented = [t.name for t in self.tools if not t.description.strip()]
+        self._set_pool(*keyed_pool(tools))
         self._build([tool_text(t) for t in self.tools])
         return self
+
+    def _set_pool(self, tools: list[Tool], keys: list[str]) -> None:
+        self.tools, self.keys = tools, keys
+        self.undocumented = [
+            k for t, k in zip(tools, keys, strict=True) if not t.description.strip()
+        ]
+
+    @property
+    def shared_names(self) -> list[str]:
+        """Names that several different tools of the pool have (their keys are qualified)."""
+        return sorted({t.name for t, k in zip(self.tools, self.keys, strict=True) if k != t.name})
 
     @abstractmethod
     def _build(self, texts: list[str]) -> None:
@@ -132,7 +183,8 @@ class Retriever(ABC):
         k = min(check_k(k), len(self.tools))
         results = self._search(check_queries(queries), k)
         return [
-            [Hit(self.tools[i], float(s), r + 1) for r, (i, s) in enumerate(res)] for res in results
+            [Hit(self.tools[i], float(s), r + 1, self.keys[i]) for r, (i, s) in enumerate(res)]
+            for res in results
         ]
 
 

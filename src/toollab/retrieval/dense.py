@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from toollab.errors import InputError
-from toollab.retrieval.base import Retriever, check_pool, register_retriever, top_k
+from toollab.retrieval.base import Retriever, keyed_pool, register_retriever, top_k
 from toollab.retrieval.embeddings import DEFAULT_MODEL, Embedder, cache_dir
 from toollab.schema import Tool
 
@@ -45,14 +45,13 @@ class DenseRetriever(Retriever):
     def index_embeddings(self, tools: Sequence[Tool], embeddings: np.ndarray) -> DenseRetriever:
         """Index tools with embeddings computed elsewhere (one unit-length row per tool, in the
         space of this retriever's query encoder)."""
-        pool = check_pool(tools)
+        pool, keys = keyed_pool(tools, dedupe=False)  # one row per tool given
         matrix = np.asarray(embeddings, dtype=np.float32)
         if matrix.ndim != 2 or matrix.shape[0] != len(pool):
             raise InputError(
                 f"expected one embedding row per tool ({len(pool)}), got shape {matrix.shape}"
             )
-        self.tools = pool
-        self.undocumented = [t.name for t in pool if not t.description.strip()]
+        self._set_pool(pool, keys)
         digest = hashlib.sha256(matrix.tobytes()).hexdigest()[:32]
         self._set_matrix(matrix, f"given-{digest}")
         return self

@@ -1,10 +1,14 @@
 """Retrieval quality: Recall@k, nDCG@k and the rate at which *all* gold tools are in the top k.
 
-For each instance with gold calls, the relevant set is the distinct names of its gold tools.
-Recall@k = |relevant ∩ top-k| / |relevant|, averaged over instances; nDCG@k uses binary gains;
-``complete@k`` is the fraction of instances whose every gold tool is in the top k (what a
-multi-tool instance needs).  Instances without gold calls are skipped and counted; gold tools
-missing from the pool are counted as unreachable (they still count as misses).
+For each instance with gold calls, the relevant set is the distinct gold tools, as pool keys
+(:func:`~toollab.retrieval.base.pool_keys`): a gold call names a tool; where several different
+tools of the pool share that name (ToolEyes' ``timezone`` of two categories), the one the
+instance offers is the gold tool, and when the instance does not single one out any tool of
+that name counts.  Recall@k = |relevant ∩ top-k| / |relevant|, averaged over instances; nDCG@k
+uses binary gains; ``complete@k`` is the fraction of instances whose every gold tool is in the
+top k (what a multi-tool instance needs).  Instances without gold calls are skipped and
+counted; gold tools missing from the pool are counted as unreachable (they still count as
+misses).
 """
 
 from __future__ import annotations
@@ -14,8 +18,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
-from toollab.retrieval.base import Retriever
-from toollab.schema import Instance
+from toollab.retrieval.base import Hit, Retriever
+from toollab.schema import Instance, Tool
 
 
 @dataclass
@@ -48,6 +52,44 @@ def gold_tools(inst: Instance) -> set[str]:
     return {c.name for c in inst.gold}
 
 
+def _gold_labels(
+    inst: Instance, by_name: dict[str, list[tuple[Tool, str]]]
+) -> tuple[set[str], set[str]]:
+    """(the instance's relevant labels, the names that stay ambiguous): a gold tool's pool key,
+    or its bare name when the pool has several tools of that name and the instance's offered
+    tools do not single one out (any tool of that name then counts)."""
+    labels: set[str] = set()
+    ambiguous: set[str] = set()
+    for name in gold_tools(inst):
+        entries = by_name.get(name, [])
+        if len(entries) == 1:
+            labels.add(entries[0][1])
+            continue
+        offered = [t for t in inst.tools if t.name == name]
+        chosen = [key for tool, key in entries if any(tool == o for o in offered)]
+        if len(chosen) == 1:
+            labels.add(chosen[0])
+        else:
+            labels.add(name)
+            if entries:
+                ambiguous.add(name)
+    return labels, ambiguous
+
+
+def _hit_labels(hits: Sequence[Hit], ambiguous: set[str]) -> list[str]:
+    """Each hit's label (its key; its name for an ambiguous gold name), a label repeated by a
+    later hit replaced by that hit's own key so that it never counts twice."""
+    seen: set[str] = set()
+    out = []
+    for h in hits:
+        label = h.name if h.name in ambiguous else h.key
+        if label in seen:
+            label = f"{h.key}\x00repeat"
+        seen.add(label)
+        out.append(label)
+    return out
+
+
 def evaluate_retriever(
     retriever: Retriever,
     instances: Sequence[Instance],
@@ -57,6 +99,9 @@ def evaluate_retriever(
 ) -> RetrievalReport:
     """Score an indexed retriever on instances (queries + gold tools)."""
     pool = {t.name for t in retriever.tools}
+    by_name: dict[str, list[tuple[Tool, str]]] = {}
+    for tool, key in zip(retriever.tools, retriever.keys, strict=True):
+        by_name.setdefault(tool.name, []).append((tool, key))
     scored = [i for i in instances if i.gold]
     sums = {"recall": 0.0, "ndcg": 0.0, "complete": 0.0, "mrr": 0.0}
     cats: dict[str, dict[str, float]] = {}
@@ -66,9 +111,9 @@ def evaluate_retriever(
         chunk = scored[start : start + batch]
         results = retriever.retrieve_many([i.query for i in chunk], k)
         for inst, hits in zip(chunk, results, strict=True):
-            rel = gold_tools(inst)
-            unreachable += len(rel - pool)
-            names = [h.name for h in hits]
+            unreachable += len(gold_tools(inst) - pool)
+            rel, ambiguous = _gold_labels(inst, by_name)
+            names = _hit_labels(hits, ambiguous)
             found = rel.intersection(names)
             first = next((r for r, n in enumerate(names) if n in rel), None)
             vals = {

@@ -46,6 +46,7 @@ class HybridRetriever(Retriever):
     def _build(self, texts: list[str]) -> None:
         # the components share the pool checks already done by index()
         self.bm25.tools = self.dense.tools = self.tools
+        self.bm25.keys = self.dense.keys = self.keys
         self.bm25._build(texts)
         self.dense._build(texts)
 
