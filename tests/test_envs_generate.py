@@ -320,7 +320,7 @@ SERVABLE = {
     "spreadsheet": r"sales table|\brows?\b|\bcolumns?\b",
     "personal_life": r"calendar|to-do|alarm|shopping list|contacts",
     "weather": r"weather|forecast|air quality|coordinates",
-    "info_retrieval": r"\bbooks?\b|capital|population|recipes?|cook with|mean\?",
+    "info_retrieval": r"\bbooks (by|published)|details of book|catalogue|capital|population|recipes?|cook with|mean\?",
     "favourites": r"\bimages?\b|favourite|\bvotes?\b|\bbreeds?\b",
     "data_understanding": r"sales table|sales rows?",
     "text_generation": r"UUID|password|slug|case\b|acronym|placeholder|greeting|thank-you",
@@ -341,7 +341,9 @@ def test_nocall_goals_are_never_answerable_with_the_offered_tools() -> None:
                 donor, template = inst.metadata["template"].split(":")[1:]
                 assert donor != name and (donor, template) in nocall_donors(name)
                 assert not TASKSETS[donor].needs[template] & served
-                assert not re.search(SERVABLE[name], inst.query), (name, inst.query)
+                # quoted text is content to write ("book the dentist"), not a request
+                asked = re.sub(r"\"[^\"]*\"|(?<!\w)'[^']*'(?!\w)", '""', inst.query)
+                assert not re.search(SERVABLE[name], asked), (name, inst.query)
                 n += 1
     assert n == len(ALL) * 30 * 12
     # the case that once slipped through: finance never gets exchange-rate questions

@@ -10,7 +10,11 @@ branches:
   ``Instance.answer``.
 
 Splits are by API combination, and validation / test queries never occur in training
-(:mod:`toollab.envs.splits`).  No query occurs twice within one generated split; asking for more instances than the templates can phrase is a
+(:mod:`toollab.envs.splits`).  The test split covers the tools early: until every held-out tool,
+then every tool, has a Call instance, a Call draw that calls none of the missing ones is redrawn
+(up to :data:`COVER_TRIES` times; a tool no test combination reaches is given up), so even a
+small test split measures the unseen tools and nearly all the others.  No query occurs
+twice within one generated split; asking for more instances than the templates can phrase is a
 :class:`~toollab.errors.UsageError`.  The same ``(env, split, n, seed, mix)`` always gives the
 same instances.
 """
@@ -44,6 +48,8 @@ SPLITS = ("train", "validation", "test")
 DEFAULT_MIX = (0.8, 0.1, 0.1)
 #: draws in a row that may bring nothing new before generation gives up
 MAX_FRUITLESS = 3000
+#: draws a test-split Call instance may spend looking for a tool the split does not cover yet
+COVER_TRIES = 400
 #: environments whose goals are too long to serve as NoCall queries elsewhere
 _NOT_DONORS = {"spreadsheet"}
 
@@ -99,11 +105,21 @@ def generate(
     )
     rng.shuffle(kinds)
     seen: set[str] = set()
+    # test split: the held-out tools first, then the others (see the module docstring)
+    stages = [set(ts.held_out_tools), set(env.tool_names)] if split == "test" else []
     out: list[Instance] = []
     for i, kind in enumerate(kinds):
         iid = f"{env_name}-{split}-s{seed}-{i:05d}"
         if kind is Decision.CALL:
-            inst = _call_instance(ts, env, rng, split, seed, seen)
+            while stages and not stages[0]:
+                stages.pop(0)
+            missing = stages[0] if stages else set()
+            inst = _call_instance(ts, env, rng, split, seed, seen, missing)
+            called = {c.name for c in inst.gold}
+            if missing and not missing & called:
+                stages.pop(0)  # what is still missing, no test combination reached
+            for stage in stages:
+                stage -= called
         elif kind is Decision.NO_CALL:
             inst = _no_call_instance(env_name, env, rng, split, seen)
         else:
@@ -126,14 +142,24 @@ def _exhausted(env: str, what: str, split: str, have: int) -> UsageError:
 
 
 def _call_instance(
-    ts: TaskSet, env: Environment, rng: random.Random, split: str, seed: int, seen: set[str]
+    ts: TaskSet,
+    env: Environment,
+    rng: random.Random,
+    split: str,
+    seed: int,
+    seen: set[str],
+    missing: set[str] | frozenset[str] = frozenset(),
 ) -> Instance:
+    """A Call instance of ``split``; when ``missing`` (tools no test instance has called yet) is
+    non-empty, the first :data:`COVER_TRIES` draws must call one of them."""
     want_test = split == "test"
     plan = split_plan(ts.env, seed)
-    for _attempt in range(MAX_FRUITLESS):
+    for attempt in range(MAX_FRUITLESS):
         name, env_seed, task = draw(ts, env, rng)
         combo = api_combo(task.calls)
         if plan.is_test(combo) != want_test:
+            continue
+        if missing and attempt < COVER_TRIES and not missing & set(combo):
             continue
         query = task.text()
         if query in seen or not query_allowed(split, query, call=True):
