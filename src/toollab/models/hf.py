@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +109,7 @@ class HFModel(Model):
             raise BackendError(f"transformers could not load {self.name[3:]}: {exc}") from exc
         self.model.eval()
         self._lock = threading.Lock()
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="toollab-hf")
         #: JSON-Schema constraints need outlines (the ``hf`` extra)
         self.supports_constraints = hf_constrain.available()
         self._constrainer: hf_constrain.OutlinesConstrainer | None = None
@@ -229,7 +231,14 @@ class HFModel(Model):
         )
 
     async def request(self, req: ChatRequest) -> ModelOutput:
-        return await asyncio.to_thread(self._run, req)
+        # one long-lived worker thread: torch's OpenMP intra-op team belongs to the calling thread
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._worker, self._run, req)
+
+    def close(self) -> None:
+        worker = getattr(self, "_worker", None)
+        if worker is not None:
+            worker.shutdown(wait=True, cancel_futures=True)
 
 
 @register_provider("hf")
