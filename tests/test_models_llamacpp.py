@@ -207,6 +207,27 @@ def test_concurrent_requests_are_serialized(llama: LlamaCppModel) -> None:
     assert texts == [llama.generate(r.messages, options=r.options).text for r in reqs]
 
 
+def test_requests_run_on_one_worker_thread_whatever_the_event_loop(
+    llama: LlamaCppModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """llama.cpp's OpenMP team belongs to the calling thread: one ``asyncio.run`` per request
+    must not mean one new thread per request (it cost ~5 % in BENCHMARKS.md)."""
+    import threading
+
+    seen: list[int] = []
+    run = llama._run
+
+    def spy(req: ChatRequest) -> ModelOutput:
+        seen.append(threading.get_ident())
+        return run(req)
+
+    monkeypatch.setattr(llama, "_run", spy)
+    for q in ("a?", "b?", "c?"):
+        asyncio.run(llama.request(_ask(llama, q, max_tokens=2)))
+    assert len(seen) == 3 and len(set(seen)) == 1
+    assert seen[0] != threading.get_ident()
+
+
 def _write_lora(base: Path, out: Path, scale: float) -> None:
     import gguf
     import numpy as np
