@@ -39,8 +39,16 @@ POOL = [
 ]
 
 
+@pytest.fixture(scope="session")
+def _onnx_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("onnx")
+
+
 @pytest.fixture(autouse=True)
-def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, _onnx_dir: Path) -> None:
+    """A fresh cache per test; the ONNX export of the encoder (a few seconds) is shared."""
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "onnx").symlink_to(_onnx_dir, target_is_directory=True)
     monkeypatch.setenv("TOOLLAB_CACHE", str(tmp_path / "cache"))
 
 
@@ -136,6 +144,38 @@ def test_dense_embeddings_are_cached_on_disk(tmp_path: Path) -> None:
     r2.embedder.encode_uncached = None  # type: ignore[assignment]  # would fail if called
     r2.index(POOL)
     assert np.allclose(r2.matrix, r.matrix)
+
+
+def test_onnx_and_torch_encoders_give_the_same_vectors(shared_data: Path, tmp_path: Path) -> None:
+    """Real queries and tool texts, short to past the 256-token cut, one by one and batched."""
+    from toollab.retrieval.embeddings import Embedder
+
+    queries = [
+        json.loads(line)["query"]
+        for line in (shared_data / "seal-tools" / "test_out_domain.jsonl").open()
+    ][:80]
+    texts = [*queries, "", "x", " ".join(["a long tool description"] * 120)]
+    torch_e, onnx_e = Embedder(backend="torch"), Embedder(backend="onnx")
+    assert torch_e.onnx is None and onnx_e.onnx is not None
+    a, b = torch_e.encode_uncached(texts), onnx_e.encode_uncached(texts)
+    assert a.shape == b.shape == (len(texts), 384) and b.dtype == np.float32
+    assert float(np.abs(a - b).max()) < 1e-5
+    one = np.concatenate([onnx_e.encode_uncached([t]) for t in texts[:10]])
+    assert float(np.abs(one - a[:10]).max()) < 1e-5
+    # the export is made once and reused by the next encoder
+    exported = list((tmp_path / "cache" / "onnx").glob("*.onnx"))
+    assert len(exported) == 1
+    stamp = exported[0].stat().st_mtime_ns
+    assert Embedder(backend="auto").onnx is not None
+    assert exported[0].stat().st_mtime_ns == stamp
+    assert list((tmp_path / "cache" / "onnx").glob("*.onnx")) == exported
+
+
+def test_unknown_embedding_backend_is_a_usage_error() -> None:
+    from toollab.retrieval.embeddings import Embedder
+
+    with pytest.raises(UsageError, match="did you mean 'onnx'"):
+        Embedder(backend="onxx")
 
 
 def test_ann_index_agrees_with_exact_search() -> None:

@@ -29,9 +29,10 @@ class DenseRetriever(Retriever):
         ann_threshold: int = 20_000,
         embedder: Embedder | None = None,
         show_progress: bool = False,
+        backend: str = "auto",
     ) -> None:
         super().__init__()
-        self.embedder = embedder or Embedder(model)
+        self.embedder = embedder or Embedder(model, backend=backend)
         self.ann_threshold = ann_threshold
         self.show_progress = show_progress
         self.matrix: np.ndarray = np.zeros((0, 0), dtype=np.float32)

