@@ -171,6 +171,22 @@ def test_onnx_and_torch_encoders_give_the_same_vectors(shared_data: Path, tmp_pa
     assert list((tmp_path / "cache" / "onnx").glob("*.onnx")) == exported
 
 
+def test_a_damaged_onnx_export_is_made_again(tmp_path: Path) -> None:
+    from toollab.retrieval.embeddings import Embedder
+
+    good = Embedder(backend="onnx")
+    ref = good.encode_uncached(["weather in Oslo"])
+    (path,) = (tmp_path / "cache" / "onnx").glob("*.onnx")
+    saved = path.read_bytes()
+    try:
+        path.write_bytes(b"not a model")
+        again = Embedder(backend="onnx")
+        assert float(np.abs(again.encode_uncached(["weather in Oslo"]) - ref).max()) < 1e-6
+        assert path.stat().st_size > 1_000_000  # a real model again, not the damaged bytes
+    finally:  # the export folder is shared by the tests of this module
+        path.write_bytes(saved)
+
+
 def test_unknown_embedding_backend_is_a_usage_error() -> None:
     from toollab.retrieval.embeddings import Embedder
 

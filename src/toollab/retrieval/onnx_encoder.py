@@ -157,6 +157,10 @@ def onnx_encoder(model: Any, folder: Path, cache: Path) -> OnnxEncoder | None:
     if transformer is None:
         return None
     path = cache / f"{_fingerprint(folder)}.onnx"
-    if not path.is_file():
-        _export(transformer, model.tokenizer, path)
+    if path.is_file():
+        try:
+            return OnnxEncoder(model, path)
+        except Exception:  # a damaged export (an interrupted disk, say) is made again
+            path.unlink(missing_ok=True)
+    _export(transformer, model.tokenizer, path)
     return OnnxEncoder(model, path)
