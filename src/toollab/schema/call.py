@@ -22,7 +22,7 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from toollab.errors import InputError
-from toollab.schema.wire import EXTRAS_KEY
+from toollab.schema.wire import EXTRAS_KEY, json_kind
 
 REF_KEY = "$ref"
 SEAL_REF = re.compile(r"^API_call_\d+$")
@@ -226,17 +226,8 @@ class GoldCall(ToolCall):
 
 def _json_kind(value: Any) -> str:
     """How a JSON value is called in an error message (``array``, ``number``, ``null``…)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list | tuple):
-        return "array"
-    return "object" if isinstance(value, dict) else type(value).__name__
+    kind = json_kind(value)
+    return "number" if kind == "integer" else kind
 
 
 def _read_extension(ext: Any, name: str, cls: type[ToolCall]) -> dict[str, Any]:

@@ -256,3 +256,22 @@ def wrap(fn: dict[str, Any], layout: Layout) -> dict[str, Any]:
             out[key] = layout.outer_extra[key]
     out.setdefault("function", fn)
     return out
+
+
+def json_kind(value: Any) -> str:
+    """The JSON type name of a Python value (``bool`` is ``boolean``, never ``integer``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__

@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from toollab.schema import Decision, Instance, Tool, ToolCall
+from toollab.schema.wire import json_kind
 from toollab.templates.base import Template, register_template
 from toollab.templates.render import py_call, python_unexpressible, raw_doc
-from toollab.tools.formats import json_kind
 
 DEER_SYSTEM_PROMPT = (
     "A chat between a curious user and an artificial intelligence assistant who can use external "

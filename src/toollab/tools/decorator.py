@@ -46,7 +46,8 @@ from typing import Any, overload
 
 from toollab.errors import ToolSchemaError
 from toollab.schema import Tool
-from toollab.tools.formats import json_kind, json_type_for
+from toollab.schema.wire import json_kind
+from toollab.tools.formats import json_type_for
 
 _SECTIONS = {
     "args": "args",

@@ -21,6 +21,7 @@ from typing import Any
 from toollab.data.types import PYTHON_TYPES
 from toollab.errors import ToolSchemaError
 from toollab.schema import Tool
+from toollab.schema.wire import json_kind
 
 #: Python-style type names (Seal-Tools, BFCL) → JSON Schema types
 PY_TO_JSON_TYPE = PYTHON_TYPES
@@ -250,22 +251,3 @@ def normalize_schema(schema: Any) -> Any:
         else:
             out[key] = normalize_schema(value)
     return out
-
-
-def json_kind(value: Any) -> str:
-    """The JSON type name of a Python value (``bool`` is ``boolean``, never ``integer``)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list | tuple):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__

@@ -30,7 +30,8 @@ from jsonschema.exceptions import ValidationError, best_match
 from toollab.data.types import JSON_TYPES, unknown_type_names, unknown_type_reason
 from toollab.errors import ArgumentValidationError, did_you_mean
 from toollab.schema import Ref, Tool, ToolCall
-from toollab.tools.formats import json_kind, json_type_for
+from toollab.schema.wire import json_kind
+from toollab.tools.formats import json_type_for
 
 _META = Draft202012Validator(Draft202012Validator.META_SCHEMA)
 #: validators whose reasons come first: what is missing or unknown
