@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import warnings
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +64,6 @@ class Embedder:
         self.backend = backend
         self._model: Any = None
         self._folder: Path | None = None
-        self._onnx: Any = None
-        self._onnx_checked = False
 
     @property
     def model(self) -> Any:
@@ -84,17 +83,16 @@ class Embedder:
             self._folder = Path(path)
         return self._model
 
-    @property
+    @cached_property
     def onnx(self) -> Any:
         """The ONNX Runtime encoder, or None when the torch path serves (see the module doc)."""
-        if self._onnx_checked:
-            return self._onnx
         model = self.model
+        enc = None
         if self.backend != "torch" and self._folder is not None and self._folder.is_dir():
             from toollab.retrieval.onnx_encoder import onnx_encoder
 
             try:
-                self._onnx = onnx_encoder(model, self._folder, cache_dir() / "onnx")
+                enc = onnx_encoder(model, self._folder, cache_dir() / "onnx")
             except Exception as exc:  # an export or session failure: say why, or fall back
                 if self.backend == "onnx":
                     raise BackendError(
@@ -105,14 +103,12 @@ class Embedder:
                     RuntimeWarning,
                     stacklevel=2,
                 )
-                self._onnx = None
-        if self.backend == "onnx" and self._onnx is None:
+        if self.backend == "onnx" and enc is None:
             raise BackendError(
                 f"the onnx embedding backend needs onnxruntime and onnx installed and a model "
                 f"folder with a mean-pooled transformer; {self.model_id} does not qualify"
             )
-        self._onnx_checked = True
-        return self._onnx
+        return enc
 
     def key(self, texts: list[str]) -> str:
         h = hashlib.sha256(self.model_id.encode())
