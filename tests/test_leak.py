@@ -279,3 +279,22 @@ def test_tooleyes_pl_is_personal_life(datasets: dict[str, list[Instance]]) -> No
         "information retrieval",
         "financial transactions",
     }
+
+
+def test_run_json_and_report_label_the_run(shared_data: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from toollab.cli.main import app
+
+    out = tmp_path / "run"
+    args = ["eval", "--model", "oracle", "--data", str(shared_data / "bfcl"), "--format", "bfcl"]
+    args += ["-o", "categories=parallel", "--limit", "3", "--out", str(out), "--json"]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.stderr
+    run = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    assert run["answer_key_read_by"] == "model oracle: answers every request with the gold calls"
+    assert run["protocol_facts"].startswith("category = parallel")
+    r = CliRunner().invoke(app, ["report", str(out), "--out", str(tmp_path / "r.html")])
+    assert r.exit_code == 0, r.stderr
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "reads the answer key" in html and "answers every request with the gold calls" in html
