@@ -115,6 +115,7 @@ class _ExplodingAgent:
 
     name = "test-explode"
     stepwise = False
+    reads_answer_key: str | None = None
 
     async def run(
         self, instance: Instance, model: Model, template: Template, options: AgentOptions

@@ -67,7 +67,7 @@ class DeerAgent:
     stepwise = False
     #: upstream's inference is teacher-forced: round two is given the gold candidate pool, and a
     #: NoSearch-labelled instance gets no round two
-    reads_answer_key = (
+    reads_answer_key: str | None = (
         "teacher-forced second round: the gold candidate pool is injected after #SearchAPI# "
         "(and skipped for NoSearch labels), as DEER's own inference does"
     )

@@ -37,7 +37,7 @@ class SingleTurnAgent:
 
     name = "single"
     stepwise = False
-    reads_answer_key = None
+    reads_answer_key: str | None = None
 
     async def run(
         self, instance: Instance, model: Model, template: Template, options: AgentOptions

@@ -60,10 +60,12 @@ def integrity_fields(
     ``model`` and ``agent`` are the run's objects (their ``reads_answer_key``); ``settings`` names
     any other answer-reading setting in use with its description."""
     readers: dict[str, str | None] = {}
+    # both protocols declare ``reads_answer_key``; an object written before it existed is taken
+    # to read nothing of the answer key (its requests are still held to that by the leak test)
     if model is not None:
-        readers[f"model {model.name}"] = model.reads_answer_key
+        readers[f"model {model.name}"] = getattr(model, "reads_answer_key", None)
     if agent is not None:
-        readers[f"agent {agent.name}"] = agent.reads_answer_key
+        readers[f"agent {agent.name}"] = getattr(agent, "reads_answer_key", None)
     readers.update(settings or {})
     return {
         "protocol_facts": protocol_facts_used(instances, constrained),
