@@ -189,6 +189,8 @@ class Registry(Generic[T]):
         self._keys: dict[str, str] = {}
         self._origin: dict[str, str] = {}
         self._broken: dict[str, PluginError] = {}
+        #: entry points skipped because they name a built-in, with the message
+        self._skipped: list[str] = []
         self._loading_origin: str | None = None
         self._loaded = False
         self._lock = threading.RLock()
@@ -285,6 +287,13 @@ class Registry(Generic[T]):
         self.load()
         return dict(self._broken)
 
+    def problems(self) -> list[str]:
+        """Every plugin of this kind that is not in use, and why."""
+        self.load()
+        return [f"{self.label} {n!r}: {e}" for n, e in sorted(self._broken.items())] + list(
+            self._skipped
+        )
+
     # -- loading ------------------------------------------------------------------------------
     def load(self) -> None:
         """Import the built-ins and the installed plugins of this kind (once)."""
@@ -316,11 +325,9 @@ class Registry(Generic[T]):
         name = self._normalize(entry.name)
         if name in self._entries:
             if self._origin.get(name) == BUILTIN:
-                warnings.warn(
-                    f"toollab: {entry.where} names the built-in {self.label} {name!r}; skipped",
-                    PluginWarning,
-                    stacklevel=2,
-                )
+                message = f"{entry.where} names the built-in {self.label} {name!r}; skipped"
+                self._skipped.append(message)
+                warnings.warn(f"toollab: {message}", PluginWarning, stacklevel=2)
             return
         self._loading_origin = entry.dist
         try:
