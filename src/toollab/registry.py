@@ -202,13 +202,17 @@ class Registry(Generic[T]):
     # -- registration -------------------------------------------------------------------------
     def register(self, name: str, obj: T, *, aliases: Sequence[str] = ()) -> T:
         """Register ``obj`` under ``name`` (and ``aliases``); a later registration of the same
-        name replaces the earlier one.  Returns ``obj``."""
+        name replaces the earlier one, except that a built-in loaded late never replaces what
+        user code registered.  Returns ``obj``."""
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"a {self.label} needs a non-empty name, got {name!r}")
         name = self._normalize(name.strip())
+        origin = self._loading_origin or _origin_of(obj)
         with self._lock:
+            if origin == BUILTIN and self._origin.get(name, BUILTIN) != BUILTIN:
+                return obj
             self._entries[name] = obj
-            self._origin[name] = self._loading_origin or _origin_of(obj)
+            self._origin[name] = origin
             self._broken.pop(name, None)
             for key in (name, *aliases):
                 self._keys[self._normalize(key)] = name
