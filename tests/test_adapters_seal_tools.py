@@ -76,10 +76,17 @@ def test_tools_become_json_schema(seal: Dataset) -> None:
     }
     types = Counter(p.get("type") for t in seal.tools for p in t.properties.values())
     assert set(types) == {"string", "integer", "number", "boolean"}
-    # each instance offers exactly the tools it calls; the 5-tool api_list is not in the files
+    # each instance offers its upstream prompt's 5-tool api_list (dataset_for_finetune/)
     inst = seal.by_id("test_in_domain-difficult-225")
-    assert inst.tool_names == ["getWildlifeSpecies", "getConservationProjectDetails"]
-    assert inst.metadata["api_list_available"] is False
+    assert inst.tool_names == [
+        "getWildlifeSpecies",
+        "getWildlifeInfo",
+        "getAvianSpecies",
+        "getBirdSpecies",
+        "getConservationProjectDetails",
+    ]
+    assert [g.name for g in inst.gold] == ["getWildlifeSpecies", "getConservationProjectDetails"]
+    assert inst.metadata["api_list_available"] is True
 
 
 def test_return_fields_order_picks_the_field(tmp_path: Path) -> None:
@@ -263,11 +270,25 @@ def test_prompt_files_that_miss_some_instances_are_named_in_the_note(tmp_path: P
     assert ds.details["offered_tools"] == {"upstream api_list": len(ds) - 2, "gold tools only": 2}
 
 
+def test_the_default_is_the_test_splits_with_upstream_offered_tools(shared_data: Path) -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataNote)  # no gold-only note: every id has its api_list
+        ds = load_dataset(shared_data / "seal-tools", "seal-tools")
+    assert len(ds) == 1354 and {i.split for i in ds} == {"test_in_domain", "test_out_domain"}
+    assert ds.details["offered_tools"] == {"upstream api_list": 1354, "gold tools only": 0}
+    assert not ds.notes
+    dev = load_dataset(shared_data / "seal-tools", "seal-tools", splits="dev")
+    assert len(dev) == 700 and {i.split for i in dev} == {"dev"}
+    assert dev.details["offered_tools"] == {"upstream api_list": 700, "gold tools only": 0}
+
+
 def test_gold_only_offer_carries_a_note(shared_data: Path) -> None:
     with pytest.warns(DataNote) as caught:
-        ds = load_dataset(shared_data / "seal-tools", "seal-tools")
+        ds = load_dataset(shared_data / "seal-tools", "seal-tools", api_lists="none")
     (message,) = [str(w.message) for w in caught if w.category is DataNote]
     assert message.startswith("Seal-Tools: 1354 of 1354 instances offer only the tools their gold")
-    assert "dataset_for_finetune/<split>.json" in message and "-o api_lists=" in message
+    assert "as asked with -o api_lists=none" in message
     assert ds.notes == [message] and ds.stats()["notes"] == [message]
     assert ds.details["offered_tools"] == {"upstream api_list": 0, "gold tools only": 1354}

@@ -206,11 +206,18 @@ def test_native_tool_calls_answer_is_read() -> None:
 
 
 def test_policy_for_instance() -> None:
-    def inst(category: str, n: int = 1) -> Instance:
-        from toollab.schema import GoldCall
+    from toollab.data.adapters.bfcl import protocol_facts
+    from toollab.data.adapters.deer import PROTOCOL as DEER
+    from toollab.data.adapters.seal_tools import PROTOCOL as SEAL
 
+    def inst(category: str, n: int = 1) -> Instance:
         return Instance(
-            id=category, query="q", category=category, source="bfcl", gold=[GoldCall(name="f")] * n
+            id=category,
+            query="q",
+            category=category,
+            source="bfcl",
+            protocol=protocol_facts(category),
+            gold=[GoldCall(name="f")] * n,
         )
 
     assert CallPolicy.for_instance(inst("simple_python")).max_calls == 1
@@ -220,12 +227,16 @@ def test_policy_for_instance() -> None:
     assert CallPolicy.for_instance(inst("parallel", 3), use_gold_count=True).max_calls == 3
     irr = CallPolicy.for_instance(inst("irrelevance", 0))
     assert irr.allow_no_call and irr.max_calls == 1
-    seal = inst("multiple", 3).model_copy(update={"source": "seal-tools"})
-    assert CallPolicy.for_instance(seal).max_calls == 16  # Seal "multiple" = several calls
-    easy = inst("single").model_copy(update={"source": "seal-tools"})
-    assert CallPolicy.for_instance(easy).max_calls == 1
-    deer = Instance(id="d", query="q", source="deer")
+    # Seal-Tools publishes no call count: single- and multi-call instances get the same shape
+    seal = inst("multiple", 3).model_copy(update={"source": "seal-tools", "protocol": SEAL})
+    easy = inst("single").model_copy(update={"source": "seal-tools", "protocol": SEAL})
+    assert CallPolicy.for_instance(seal) == CallPolicy.for_instance(easy)
+    assert CallPolicy.for_instance(easy) == CallPolicy(allow_no_call=False, max_calls=16)
+    deer = Instance(id="d", query="q", source="deer", protocol=DEER)
     assert CallPolicy.for_instance(deer) == CallPolicy(allow_no_call=True, max_calls=1)
+    # the category and the source are not read: only the published protocol facts are
+    bare = Instance(id="b", query="q", source="bfcl", category="simple_python")
+    assert CallPolicy.for_instance(bare) == CallPolicy(allow_no_call=True, max_calls=16)
     # the decision label never shapes the constraint: Call and NoCall instances of one task agree
     env_call = Instance(id="e1", query="q", source="env:weather", gold=[GoldCall(name="f")])
     env_nocall = Instance(id="e2", query="q", source="env:weather", decision=Decision.NO_CALL)

@@ -51,6 +51,9 @@ class Agent(Protocol):
     name: str
     #: True when the agent makes one call per model turn (the oracle then answers step by step)
     stepwise: bool
+    #: what it reads of the answer key, for agents that do so on purpose (a benchmark's
+    #: teacher-forced protocol); ``None`` for every agent whose requests the answer cannot reach
+    reads_answer_key: str | None
 
     async def run(
         self, instance: Instance, model: Model, template: Template, options: AgentOptions

@@ -65,6 +65,12 @@ class DeerAgent:
 
     name = "deer"
     stepwise = False
+    #: upstream's inference is teacher-forced: round two is given the gold candidate pool, and a
+    #: NoSearch-labelled instance gets no round two
+    reads_answer_key = (
+        "teacher-forced second round: the gold candidate pool is injected after #SearchAPI# "
+        "(and skipped for NoSearch labels), as DEER's own inference does"
+    )
     #: DEER generates at most 128 new tokens per round
     default_max_tokens = DEER_MAX_TOKENS
     #: template methods this agent calls (checked before a run starts)

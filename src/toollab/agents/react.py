@@ -82,6 +82,7 @@ class ReactAgent:
 
     name = "react"
     stepwise = True
+    reads_answer_key = None
 
     async def run(
         self, instance: Instance, model: Model, template: Template, options: AgentOptions

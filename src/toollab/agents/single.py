@@ -37,6 +37,7 @@ class SingleTurnAgent:
 
     name = "single"
     stepwise = False
+    reads_answer_key = None
 
     async def run(
         self, instance: Instance, model: Model, template: Template, options: AgentOptions
@@ -47,7 +48,7 @@ class SingleTurnAgent:
         stops = getattr(template, "stop", None)
         if stops:
             gen.stop = list(dict.fromkeys([*gen.stop, *stops]))
-        if options.constrained:
+        if options.constrained and instance.tools:  # no tools: a no-call is the only answer
             pred = await self._constrained(instance, model, template, messages, gen, t0)
             return _execute(pred, instance, options)
         req = ChatRequest(

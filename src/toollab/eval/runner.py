@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from toollab.agents.base import Agent, AgentOptions, environment_for, failed_parse
 from toollab.errors import InputError, UsageError
+from toollab.eval.integrity import integrity_fields
 from toollab.eval.record import Prediction
 from toollab.eval.results import CRASH, TIMEOUT, score_predictions, select_scorers
 from toollab.eval.store import JUDGE_CACHE, RunStore, done_keys, unique
@@ -63,6 +64,10 @@ IDENTITY_FIELDS = (
     "max_turns",
     "dataset",
 )
+
+
+#: run.json fields that say what the run let the model know (:mod:`toollab.eval.integrity`)
+INTEGRITY_FIELDS = ("protocol_facts", "answer_key_read_by")
 
 
 class EvalConfig(BaseModel):
@@ -225,6 +230,16 @@ def run_eval(
                 active = model if model is not None else _load_model(run_config["model"])
                 template = template.with_model(active)  # `chat`: the model's own template
                 _prepare_model(active, instances, template, agent, config.constrained)
+                run_config.update(
+                    integrity_fields(
+                        instances, constrained=config.constrained, model=active, agent=agent
+                    )
+                )
+            else:  # nothing to run: what the run that made the predictions recorded
+                previous = store.existing_config() or {}
+                run_config.update(
+                    {k: previous[k] for k in INTEGRITY_FIELDS if isinstance(previous.get(k), str)}
+                )
             store.prepare(run_config, IDENTITY_FIELDS)
             if progress is not None:
                 progress.start(len(instances) * config.repeats, len(done))

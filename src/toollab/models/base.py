@@ -138,6 +138,9 @@ class Model(ABC):
     supports_constraints: bool = False
     #: how many requests it makes sense to run at once (1 for in-process CPU backends)
     max_concurrency: int = 1
+    #: what it reads of the answer key, for models that do so on purpose (the oracle); a run
+    #: with such a model is labelled so in ``run.json`` and the report
+    reads_answer_key: str | None = None
 
     @abstractmethod
     async def request(self, req: ChatRequest) -> ModelOutput:

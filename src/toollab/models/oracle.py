@@ -37,6 +37,7 @@ class OracleModel(Model):
 
     supports_constraints = False
     max_concurrency = 8
+    reads_answer_key = "answers every request with the gold calls"
 
     def __init__(
         self, *, stepwise: bool = False, latency: float = 0.0, name: str = "oracle"

@@ -118,31 +118,32 @@ class CallPolicy(BaseModel):
         use_gold_count: bool = False,
         max_calls: int = 16,
     ) -> CallPolicy:
-        """The policy a task implies: single-call tasks get exactly one call.
+        """The answer shape the benchmark's protocol publishes for ``instance``.
 
-        BFCL ``simple*`` / ``multiple`` (one call among several functions) allow one call,
-        ``parallel*`` several; Seal-Tools ``single`` one call, ``multiple`` / ``nested`` several;
-        DEER one call.  A no-call is admitted wherever the task allows one: everywhere except
-        benchmarks whose instances all require a call (BFCL's AST categories, Seal-Tools).  The
-        instance's own decision label is never read, so the constraint cannot leak it.
-        ``use_gold_count`` bounds the array by the gold count exactly (an oracle setting for
-        ablations: it reads the answer key).
+        Only :attr:`Instance.protocol` is read — facts every model taking the benchmark is given
+        before it answers (a BFCL file's category: one call for ``simple*`` / ``multiple``,
+        several for ``parallel*``, no call legal for irrelevance).  Where nothing is published,
+        up to ``max_calls`` calls and a no-call are admitted: the call count, the decision label,
+        the gold tools and any category derived from them are the answer key and never shape
+        the grammar (so Seal-Tools instances, whose call count is not published, all admit one
+        or more calls).  ``use_gold_count`` bounds the array by the gold count exactly: an
+        oracle setting for ablations that reads the answer key on purpose (named in
+        :data:`ANSWER_KEY_READERS`).
         """
-        category = (instance.category or "").lower()
-        no_call = allow_no_call
-        if no_call is None:
-            always_calls = instance.source in ("bfcl", "seal-tools") and "relevance" not in category
-            no_call = not always_calls
+        facts = instance.protocol
+        no_call = allow_no_call if allow_no_call is not None else facts.no_call is not False
         n_gold = len(instance.gold)
         if use_gold_count and n_gold:
             return cls(allow_no_call=no_call, max_calls=n_gold, exact_calls=n_gold > 1)
-        if instance.source == "bfcl" or category.startswith(("simple", "parallel", "irrelevance")):
-            multi = "parallel" in category
-        elif instance.source == "deer":
-            multi = False
-        else:
-            multi = category != "single"
-        return cls(allow_no_call=no_call, max_calls=max_calls if multi else 1)
+        limit = facts.max_calls if facts.max_calls is not None else max_calls
+        return cls(allow_no_call=no_call, max_calls=limit)
+
+
+#: settings that read the answer key on purpose (oracle and ablation settings): excluded by name
+#: from the leak test and labelled in every run that uses them
+ANSWER_KEY_READERS = {
+    "use_gold_count": "constrained decoding bounded by the gold call count (ablation)",
+}
 
 
 @dataclass

@@ -209,6 +209,8 @@ RUN_FIELDS = (
     ("repeats", "repeats"),
     ("seed", "seed"),
     ("constrained", "constrained"),
+    ("protocol_facts", "protocol facts used"),
+    ("answer_key_read_by", "reads the answer key"),
 )
 
 #: counts shown per run, with their labels

@@ -10,13 +10,22 @@ from toollab.schema.call import (
     link_calls,
     to_seal_value,
 )
-from toollab.schema.instance import Decision, Instance
+from toollab.schema.instance import (
+    ANSWER_KEY_FIELDS,
+    INPUT_METADATA_KEYS,
+    Decision,
+    Instance,
+    ProtocolFacts,
+)
 from toollab.schema.tool import Tool, tools_from_openai, tools_to_openai
 
 __all__ = [
+    "ANSWER_KEY_FIELDS",
+    "INPUT_METADATA_KEYS",
     "Decision",
     "GoldCall",
     "Instance",
+    "ProtocolFacts",
     "Ref",
     "Tool",
     "ToolCall",

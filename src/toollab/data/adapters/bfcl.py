@@ -30,13 +30,24 @@ from toollab.data.base import (
 from toollab.data.jsonl import Record, read_records, require_object
 from toollab.data.types import BFCL_LOSSY, BFCL_TYPES, ORIGINAL_TYPE
 from toollab.errors import InputError
-from toollab.schema import Decision, GoldCall, Instance, Tool
+from toollab.schema import Decision, GoldCall, Instance, ProtocolFacts, Tool
 
 SOURCE = "bfcl"
 QUESTION_FILE = re.compile(r"^BFCL_(v\d+)_(.+)\.json$")
 ANSWER_DIR = "possible_answer"
 #: the order categories are read in (others follow alphabetically)
 CATEGORY_ORDER = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance")
+
+
+def protocol_facts(category: str) -> ProtocolFacts:
+    """What BFCL publishes for every instance of a category file: the file's category, which
+    fixes the answer shape for every model on the leaderboard (one call in ``simple*`` and
+    ``multiple``, several in ``parallel*``; no call is the answer in the relevance files)."""
+    return ProtocolFacts(
+        published={"category": category},
+        max_calls=None if "parallel" in category else 1,
+        no_call="relevance" in category,
+    )
 
 
 def convert_schema(spec: Any) -> Any:
@@ -237,6 +248,7 @@ def load_category(category: str, qfile: Path, answer_dir: Path) -> list[Instance
                 decision=decision,
                 source=SOURCE,
                 category=category,
+                protocol=protocol_facts(category),
                 split="test",
                 metadata=meta,
             )

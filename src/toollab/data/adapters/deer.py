@@ -39,13 +39,17 @@ from toollab.data.pysig import parse_call_text, parse_signature
 from toollab.data.types import TOOLBENCH_TYPES, object_schema, type_schema
 from toollab.errors import InputError
 from toollab.parsing.deer import BEGIN, CALL, END, NO_CALL, RESPONSE, SEARCH
-from toollab.schema import Decision, GoldCall, Instance, Tool
+from toollab.schema import Decision, GoldCall, Instance, ProtocolFacts, Tool
 
 SOURCE = "deer"
 TOOL_FILE = "tool.json"
 CHAIN_FILES = ("test.json", "valid.json")
 BASELINE_DIR = "baselines"
 _POOL_NAMES = re.compile(r"\[(.*?)\]", re.S)
+
+#: DEER's protocol: a chain makes at most one call, whatever the instance (and the decision —
+#: NoSearch, NoCall or Call — is the model's to make)
+PROTOCOL = ProtocolFacts(published={"chain": "at most one call"}, max_calls=1)
 
 
 def decision_of(chain: str) -> Decision:
@@ -170,6 +174,7 @@ def instance_from_chain(
         decision=decision,
         answer=chain,
         source=SOURCE,
+        protocol=PROTOCOL,
         category=category_of(split, decision),
         split=split,
         metadata=meta,
@@ -246,6 +251,7 @@ def instance_from_baseline(rec: Record, inst_id: str, split: str) -> Instance:
         alternatives=alternatives,
         decision=Decision.CALL if is_call else Decision.NO_CALL,
         source=SOURCE,
+        protocol=PROTOCOL,
         category=category_of(split, Decision.CALL if is_call else Decision.NO_CALL),
         split=split,
         metadata={

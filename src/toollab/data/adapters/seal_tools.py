@@ -42,7 +42,15 @@ from toollab.data.base import (
 from toollab.data.jsonl import Record, iter_jsonl, read_records, read_text, require_object
 from toollab.data.tool_formats import seal_to_tool
 from toollab.errors import InputError
-from toollab.schema import Decision, GoldCall, Instance, Tool, ToolCall, link_calls
+from toollab.schema import (
+    Decision,
+    GoldCall,
+    Instance,
+    ProtocolFacts,
+    Tool,
+    ToolCall,
+    link_calls,
+)
 
 SOURCE = "seal-tools"
 TOOL_FILE = "tool.jsonl"
@@ -55,6 +63,11 @@ SEAL_LABEL = re.compile(r"^API_call_\d+$")
 PROMPT_DIR = "dataset_for_finetune"
 #: ``-o api_lists=`` values that ask for the gold tools only
 GOLD_ONLY = ("none", "gold")
+
+#: Seal-Tools' protocol: every query is answered with one or more calls.  The call count is not
+#: published (``category`` — single / multiple / nested — derives from the gold calls, so it is a
+#: reporting label only and never shapes a request)
+PROTOCOL = ProtocolFacts(published={"answer": "one or more calls"}, no_call=False)
 
 
 def tool_from_record(rec: Record) -> Tool:
@@ -162,6 +175,7 @@ def instance_from_record(
         decision=Decision.CALL if calls else Decision.NO_CALL,
         source=SOURCE,
         category=category,
+        protocol=PROTOCOL,
         split=split,
         metadata=meta,
     )
@@ -299,7 +313,8 @@ class SealToolsAdapter(Adapter):
         api_lists: Any = None,
     ) -> Dataset:
         """``path``: the Seal-Tools folder or one instance file; ``tools``: tool.jsonl elsewhere;
-        ``splits``: file stems to read (e.g. ``test_in_domain``); ``api_lists``: upstream prompt
+        ``splits``: file stems to read (e.g. ``dev`` or ``test_in_domain``; default: the two test
+        splits where the folder has them, else every instance file); ``api_lists``: upstream prompt
         files (``dataset_for_finetune/test_*.json``, comma-separated) whose 5-tool ``api_list``
         becomes each instance's offered tools (default: those beside the instance files;
         ``none``: offer only the gold tools)."""
@@ -312,6 +327,9 @@ class SealToolsAdapter(Adapter):
         if wanted is not None:
             check_choices(wanted, [f.stem for f in files], "split")
             files = [f for f in files if f.stem in wanted]
+        elif any(f.name in MAIN_FILES for f in files):
+            # the evaluation default: the test splits; dev and other files when named
+            files = [f for f in files if f.name in MAIN_FILES]
         if not files:
             raise InputError("no Seal-Tools instance files (*.jsonl with 'calling')", path=path)
         tool_map = read_tools(tool_file)

@@ -42,7 +42,7 @@ SCENARIOS = {
     "TG": "text generation",
     "DU": "data understanding",
     "RS": "real-time search",
-    "PL": "planning",
+    "PL": "personal life",
     "IR": "information retrieval",
     "AM": "application manipulation",
     "FT": "financial transactions",
