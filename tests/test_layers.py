@@ -240,6 +240,27 @@ def test_no_cycle_between_packages() -> None:
     assert cycles(CONTRACT, IMPORTS) == []
 
 
+def facade_imports(src: Path, package: str) -> list[str]:
+    """``from toollab import X`` inside the package, for X other than a submodule or
+    ``__version__``: the facade imports the whole library, so a module importing names from it
+    would import everything above itself."""
+    out = []
+    modules = module_names(src, package)
+    for name, path in modules.items():
+        if name == package:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == package:
+                for alias in node.names:
+                    if alias.name != "__version__" and f"{package}.{alias.name}" not in modules:
+                        out.append(f"{name} imports {alias.name!r} from the {package} facade")
+    return out
+
+
+def test_no_module_imports_names_from_the_facade() -> None:
+    assert facade_imports(SRC, PACKAGE) == []
+
+
 @pytest.mark.parametrize("expr", CONTRACT.ignore)
 def test_each_known_violation_still_exists(expr: str) -> None:
     """A fixed violation must leave ``ignore_imports``, so the contract tightens."""
@@ -260,7 +281,7 @@ def test_the_checker_finds_what_it_must(tmp_path: Path) -> None:
         "high/b.py": "def f():\n    import pkg.low.a\n",
         "left/__init__.py": "from pkg import right\n",
         "right/__init__.py": "",
-        "extra.py": "import pkg.low\n",
+        "extra.py": "import pkg.low\nfrom pkg import low, __version__, Thing\n",
     }
     for rel, text in files.items():
         (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -281,6 +302,7 @@ def test_the_checker_finds_what_it_must(tmp_path: Path) -> None:
     assert any("pkg.extra has no place" in p for p in problems)
     assert any("'gone' does not exist" in p for p in problems)
     assert not any("later" in p for p in problems)
+    assert facade_imports(tmp_path, "pkg") == ["pkg.extra imports 'Thing' from the pkg facade"]
     contract.ignore = ["pkg.low.* -> pkg.high.**"]
     assert len(violations(contract, imports)) == 1
 
