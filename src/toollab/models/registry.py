@@ -148,8 +148,13 @@ def _hint_without_colon(raw: str) -> str:
 
 
 # -- registry -------------------------------------------------------------------------------------
-def _is_provider_name(name: str) -> bool:
-    return bool(_PROVIDER_NAME.match(name))
+def _adopt_provider(registry: Registry[ProviderFactory], name: str, factory: Any) -> None:
+    """An entry point's provider factory: registered under the entry point's name."""
+    if not callable(factory):
+        raise TypeError(
+            f"a model provider must be a factory (spec, **options) -> Model, got {factory!r}"
+        )
+    register_provider(name)(factory)
 
 
 #: provider factories ``(spec: ModelSpec, **options) -> Model``, by lower-case name; plugins:
@@ -160,13 +165,14 @@ PROVIDERS: Registry[ProviderFactory] = Registry(
     label="model provider",
     builtins=_BUILTIN_MODULES,
     normalize=str.lower,
+    adopt=_adopt_provider,
     legacy_group=ENTRY_POINT_GROUP,
 )
 
 
 def register_provider(name: str) -> Callable[[ProviderFactory], ProviderFactory]:
     """Decorator: register ``factory(spec: ModelSpec, **options) -> Model`` under ``name``."""
-    if not _is_provider_name(name):
+    if not _PROVIDER_NAME.match(name):
         raise ValueError(f"invalid provider name {name!r}")
     return PROVIDERS.decorator(name)
 
