@@ -2,7 +2,8 @@
 
 The plugin package is built from the code blocks of docs/plugins.md (so every example there is
 executed), installed with pip into a temporary folder (never into the environment running the
-tests) and put on PYTHONPATH of the ``toollab`` processes.
+tests) and put on PYTHONPATH of the ``toollab`` processes.  The build needs no network:
+``--no-build-isolation`` uses the setuptools of the test environment (the dev extra has it).
 """
 
 from __future__ import annotations
