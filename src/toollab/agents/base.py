@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from toollab.errors import UsageError, did_you_mean
 from toollab.eval.record import Prediction
 from toollab.models.base import GenerateOptions, Model, ModelOutput
 from toollab.parsing import ParseResult
+from toollab.registry import Registry
 from toollab.schema import Instance, ToolCall
 from toollab.templates.base import Template
 
@@ -60,34 +60,21 @@ class Agent(Protocol):
     ) -> Prediction: ...
 
 
-_AGENTS: dict[str, Callable[[], Agent]] = {}
+#: agent factories (a class or a zero-argument function); plugins: ``agent:NAME`` entry points
+AGENTS: Registry[Callable[[], Agent]] = Registry("agent", builtins=("toollab.agents",))
 
 
 def register_agent(name: str) -> Callable[[Callable[[], Agent]], Callable[[], Agent]]:
     """Decorator: register an agent factory (a class or a zero-argument function) under ``name``."""
-
-    def deco(factory: Callable[[], Agent]) -> Callable[[], Agent]:
-        _AGENTS[name] = factory
-        return factory
-
-    return deco
+    return AGENTS.decorator(name)
 
 
 def agent_names() -> list[str]:
-    import toollab.agents  # noqa: F401  (registers the built-ins)
-
-    return sorted(_AGENTS)
+    return AGENTS.names()
 
 
 def get_agent(name: str) -> Agent:
-    import toollab.agents  # noqa: F401
-
-    if name not in _AGENTS:
-        raise UsageError(
-            f"unknown agent {name!r}{did_you_mean(name, list(_AGENTS))}; "
-            f"known: {', '.join(sorted(_AGENTS))}"
-        )
-    return _AGENTS[name]()
+    return AGENTS.get(name)()
 
 
 # -- helpers shared by the built-in agents ---------------------------------------------------------

@@ -18,6 +18,7 @@ from typing import Any, ClassVar, TypeVar
 
 from toollab.data.stats import compute_stats
 from toollab.errors import InputError, UsageError, did_you_mean
+from toollab.registry import Registry
 from toollab.schema import Instance, Tool
 
 
@@ -188,44 +189,45 @@ class Adapter:
                 )
 
 
-_ADAPTERS: dict[str, Adapter] = {}
-_ALIASES: dict[str, str] = {}
-A = TypeVar("A", bound=type[Adapter])
-
-
 def _norm(fmt: str) -> str:
     return fmt.strip().lower().replace("_", "-").replace(" ", "-")
+
+
+def _adopt_adapter(registry: Registry[Adapter], name: str, cls: Any) -> None:
+    """An entry point's adapter class: registered under the entry point's name."""
+    if not (isinstance(cls, type) and issubclass(cls, Adapter)):
+        raise TypeError(f"a dataset format must be an Adapter subclass, got {cls!r}")
+    if _norm(getattr(cls, "name", "")) != name:
+        raise ValueError(f"the adapter's name is {getattr(cls, 'name', None)!r}, not {name!r}")
+    register_adapter(cls)
+
+
+#: one adapter instance per dataset format; plugins: ``format:NAME`` entry points
+ADAPTERS: Registry[Adapter] = Registry(
+    "format",
+    label="dataset format",
+    builtins=("toollab.data.adapters",),
+    normalize=_norm,
+    adopt=_adopt_adapter,
+    known_label="known formats",
+)
+A = TypeVar("A", bound=type[Adapter])
 
 
 def register_adapter(cls: A) -> A:
     """Class decorator: register an adapter under its ``name`` and ``aliases``."""
     inst = cls()
-    _ADAPTERS[inst.name] = inst
-    for alias in (inst.name, *inst.aliases):
-        _ALIASES[_norm(alias)] = inst.name
+    ADAPTERS.register(inst.name, inst, aliases=inst.aliases)
     return cls
 
 
-def _load_builtin() -> None:
-    import toollab.data.adapters  # noqa: F401  (registers the built-in adapters)
-
-
 def available_formats() -> list[str]:
-    _load_builtin()
-    return sorted(_ADAPTERS)
+    return ADAPTERS.names()
 
 
 def get_adapter(fmt: str) -> Adapter:
     """The adapter for ``fmt`` (case, ``_`` and ``-`` do not matter)."""
-    _load_builtin()
-    key = _ALIASES.get(_norm(fmt))
-    if key is None:
-        names = sorted(_ADAPTERS)
-        raise UsageError(
-            f"unknown dataset format {fmt!r}{did_you_mean(_norm(fmt), list(_ALIASES))}; "
-            f"known formats: {', '.join(names)}"
-        )
-    return _ADAPTERS[key]
+    return ADAPTERS.get(fmt)
 
 
 def _check_path(path: str | Path) -> Path:

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from toollab.data.types import tool_unknown_types
 from toollab.schema import Instance, Tool
 
 NONE_KEY = "none"
@@ -28,12 +29,11 @@ def is_nested_instance(inst: Instance) -> bool:
 
 def unknown_types(tools: Iterable[Tool]) -> dict[str, Any]:
     """Type names toollab does not know in the tools' schemas, found as ``toollab tools
-    validate`` finds them (:func:`~toollab.tools.validation.tool_unknown_types`), each distinct
+    validate`` finds them (:func:`~toollab.data.types.tool_unknown_types`), each distinct
     tool once (:func:`~toollab.data.base.tool_pool`):
     ``{"count", "names": {name: places}, "places": ["tool 'x': parameters.properties.y: 'strng'"]}``."""
-    # imported here: toollab.data.base imports this module, toollab.tools imports toollab.data
+    # imported here: toollab.data.base imports this module
     from toollab.data.base import tool_pool
-    from toollab.tools.validation import tool_unknown_types
 
     names: Counter[str] = Counter()
     places: list[str] = []

@@ -18,6 +18,7 @@ import builtins
 from typing import Any
 
 from toollab.errors import did_you_mean
+from toollab.schema import Tool
 
 ORIGINAL_TYPE = "x-original-type"
 
@@ -145,6 +146,15 @@ def unknown_type_names(schema: Any, where: str = "parameters") -> list[tuple[str
     out: list[tuple[str, str]] = []
     _walk(schema, where, out)
     return out
+
+
+def tool_unknown_types(tool: Tool) -> list[tuple[str, str]]:
+    """``(path, name)`` of every type name toollab does not know in the tool's parameters and
+    result schemas (``("parameters.properties.city", "strng")``)."""
+    found = unknown_type_names(tool.parameters, "parameters")
+    if tool.returns is not None:
+        found.extend(unknown_type_names(tool.returns, "returns"))
+    return found
 
 
 def _walk(node: Any, path: str, out: list[tuple[str, str]]) -> None:

@@ -21,7 +21,8 @@ from typing import Any, ClassVar
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field
 
-from toollab.errors import ToolExecutionError, UsageError, did_you_mean
+from toollab.errors import ToolExecutionError, did_you_mean
+from toollab.registry import Registry
 from toollab.schema import Ref, Tool, ToolCall
 
 #: why a program crashed (EnvError.reason)
@@ -338,7 +339,17 @@ class QueryLog:
 
 
 # -- registry -----------------------------------------------------------------------------------
-_ENVS: dict[str, type[Environment]] = {}
+def _adopt_env(registry: Registry[type[Environment]], name: str, cls: Any) -> None:
+    """An entry point's environment class: registered under the entry point's name."""
+    if not (isinstance(cls, type) and issubclass(cls, Environment)):
+        raise TypeError(f"an environment must be an Environment subclass, got {cls!r}")
+    register_env(name)(cls)
+
+
+#: environment classes; plugins: ``environment:NAME`` entry points
+ENVIRONMENTS: Registry[type[Environment]] = Registry(
+    "environment", builtins=("toollab.envs",), adopt=_adopt_env
+)
 
 
 def register_env(name: str) -> Callable[[type[Environment]], type[Environment]]:
@@ -346,14 +357,9 @@ def register_env(name: str) -> Callable[[type[Environment]], type[Environment]]:
 
     def deco(cls: type[Environment]) -> type[Environment]:
         cls.name = name
-        _ENVS[name] = cls
-        return cls
+        return ENVIRONMENTS.register(name, cls)
 
     return deco
-
-
-def _load_builtin() -> None:
-    import toollab.envs  # noqa: F401  (importing the package registers the built-ins)
 
 
 #: the built-in environments, in the order they are listed and run
@@ -375,20 +381,15 @@ BUILTIN_ORDER = (
 
 
 def env_names() -> list[str]:
-    """Registered environments: the built-ins in :data:`BUILTIN_ORDER`, then any others."""
-    _load_builtin()
+    """Registered environments: the built-ins in :data:`BUILTIN_ORDER`, then any others in the
+    order they were registered."""
+    order = ENVIRONMENTS.registered()
     rank = {n: i for i, n in enumerate(BUILTIN_ORDER)}
-    return sorted(_ENVS, key=lambda n: (rank.get(n, len(rank)), list(_ENVS).index(n)))
+    return sorted(order, key=lambda n: (rank.get(n, len(rank)), order.index(n)))
 
 
 def env_class(name: str) -> type[Environment]:
-    _load_builtin()
-    if name not in _ENVS:
-        raise UsageError(
-            f"unknown environment {name!r}{did_you_mean(name, sorted(_ENVS))}; "
-            f"known: {', '.join(sorted(_ENVS))}"
-        )
-    return _ENVS[name]
+    return ENVIRONMENTS.get(name)
 
 
 def get_env(name: str, seed: int = 0) -> Environment:

@@ -6,11 +6,14 @@
 """
 
 from toollab.models.base import (
+    BindsInstances,
     ChatRequest,
     GenerateOptions,
+    GoldWriter,
     Message,
     Model,
     ModelOutput,
+    RendersPrompts,
     Timings,
     Usage,
     run_sync,
@@ -29,14 +32,17 @@ from toollab.models.registry import (
 
 __all__ = [
     "DEFAULT_MODEL",
+    "BindsInstances",
     "ChatRequest",
     "FakeModel",
     "GenerateOptions",
+    "GoldWriter",
     "Message",
     "Model",
     "ModelOutput",
     "ModelSpec",
     "PrefixStore",
+    "RendersPrompts",
     "Timings",
     "Usage",
     "get_provider",

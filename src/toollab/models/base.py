@@ -10,13 +10,13 @@ from __future__ import annotations
 import asyncio
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from toollab.schema import Tool, ToolCall
+from toollab.schema import Instance, Tool, ToolCall
 
 Message = dict[str, Any]
 
@@ -93,6 +93,40 @@ class ChatTemplateSource:
 
     source: str
     special_tokens: dict[str, str] = field(default_factory=dict)
+
+
+class GoldWriter(Protocol):
+    """What a model that answers from the dataset needs of a prompt template: the gold assistant
+    text in the template's syntax (every :class:`toollab.templates.Template` is one)."""
+
+    def target(self, instance: Instance) -> str: ...
+
+    def render_calls(self, calls: list[ToolCall]) -> str: ...
+
+    def render_answer(self, text: str | None) -> str: ...
+
+
+@runtime_checkable
+class BindsInstances(Protocol):
+    """A model that answers from the dataset itself (the ``oracle``): before the first request
+    it is told the instances, the template to answer in and whether the agent goes step by
+    step.  ``isinstance(model, BindsInstances)`` says whether a model needs this."""
+
+    def bind(
+        self,
+        instances: Iterable[Instance],
+        template: GoldWriter,
+        *,
+        stepwise: bool | None = None,
+    ) -> Any: ...
+
+
+@runtime_checkable
+class RendersPrompts(Protocol):
+    """A model that renders chat requests to prompt text itself (llama.cpp, transformers), so
+    requests can be ordered for prefix reuse by their rendered text."""
+
+    def render(self, req: ChatRequest) -> str: ...
 
 
 class Model(ABC):

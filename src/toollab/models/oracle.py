@@ -24,10 +24,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from toollab.errors import BackendError
-from toollab.models.base import ChatRequest, Model, ModelOutput, Timings, Usage
+from toollab.models.base import ChatRequest, GoldWriter, Model, ModelOutput, Timings, Usage
 from toollab.models.registry import ModelSpec, merge_options, register_provider
 from toollab.schema import Instance
-from toollab.templates.base import Template
 
 #: the round-two prompt of DEER's inference ends in this (the model continues the marker)
 _DEER_FORCED_SUFFIX = " #"
@@ -47,13 +46,13 @@ class OracleModel(Model):
         self.stepwise = stepwise
         #: seconds each answer takes (to watch progress, or to interrupt a run in tests)
         self.latency = max(0.0, float(latency))
-        self.template: Template | None = None
+        self.template: GoldWriter | None = None
         self._instances: dict[str, Instance] = {}
 
     def bind(
         self,
         instances: Iterable[Instance],
-        template: Template,
+        template: GoldWriter,
         *,
         stepwise: bool | None = None,
     ) -> OracleModel:

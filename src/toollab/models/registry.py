@@ -13,15 +13,14 @@ params, whose values are read as int, float or bool when they look like one.  Ke
 given to :func:`load_model` override params from the string.
 
 Providers are registered with :func:`register_provider`; third-party packages add theirs through
-the ``toollab.models`` entry-point group (an entry point may name a module that registers
-providers when imported, or a factory ``(spec, **options) -> Model`` registered under the entry
-point's name).
+``model:NAME`` entry points of the ``toollab.plugins`` group (see :mod:`toollab.registry`); the
+older group ``toollab.models`` (an entry point naming a module that registers providers when
+imported, or a factory ``(spec, **options) -> Model`` registered under the entry point's name) is
+still read.
 """
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -29,13 +28,13 @@ from typing import Any
 
 from toollab.errors import UsageError, did_you_mean
 from toollab.models.base import Model
+from toollab.registry import Registry
 
 DEFAULT_MODEL = "bundled:smollm2-135m"
 ENTRY_POINT_GROUP = "toollab.models"
 
 ProviderFactory = Callable[..., Model]
 
-_PROVIDERS: dict[str, ProviderFactory] = {}
 _BUILTIN_MODULES = (
     "toollab.models.fake",
     "toollab.models.llamacpp",
@@ -43,7 +42,6 @@ _BUILTIN_MODULES = (
     "toollab.models.hf",
     "toollab.models.oracle",
 )
-_loaded = False
 
 _PLUS_SEGMENT = re.compile(r"\+(?=[A-Za-z_][A-Za-z0-9_]*=)")
 _PROVIDER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
@@ -150,51 +148,41 @@ def _hint_without_colon(raw: str) -> str:
 
 
 # -- registry -------------------------------------------------------------------------------------
+def _adopt_provider(registry: Registry[ProviderFactory], name: str, factory: Any) -> None:
+    """An entry point's provider factory: registered under the entry point's name."""
+    if not callable(factory):
+        raise TypeError(
+            f"a model provider must be a factory (spec, **options) -> Model, got {factory!r}"
+        )
+    register_provider(name)(factory)
+
+
+#: provider factories ``(spec: ModelSpec, **options) -> Model``, by lower-case name; plugins:
+#: ``model:NAME`` entry points of ``toollab.plugins`` (or, as before, ``NAME`` in
+#: ``toollab.models``)
+PROVIDERS: Registry[ProviderFactory] = Registry(
+    "model",
+    label="model provider",
+    builtins=_BUILTIN_MODULES,
+    normalize=str.lower,
+    adopt=_adopt_provider,
+    legacy_group=ENTRY_POINT_GROUP,
+)
+
+
 def register_provider(name: str) -> Callable[[ProviderFactory], ProviderFactory]:
     """Decorator: register ``factory(spec: ModelSpec, **options) -> Model`` under ``name``."""
     if not _PROVIDER_NAME.match(name):
         raise ValueError(f"invalid provider name {name!r}")
-
-    def deco(factory: ProviderFactory) -> ProviderFactory:
-        _PROVIDERS[name.lower()] = factory
-        return factory
-
-    return deco
-
-
-def _load_providers() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    for mod in _BUILTIN_MODULES:
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name != mod:  # a real missing dependency inside the module
-                raise
-    from importlib.metadata import entry_points
-
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        obj = ep.load()
-        if callable(obj) and not inspect.ismodule(obj):
-            _PROVIDERS.setdefault(ep.name.lower(), obj)
+    return PROVIDERS.decorator(name)
 
 
 def provider_names() -> list[str]:
-    _load_providers()
-    return sorted(_PROVIDERS)
+    return PROVIDERS.names()
 
 
 def get_provider(name: str) -> ProviderFactory:
-    _load_providers()
-    key = name.lower()
-    if key not in _PROVIDERS:
-        raise UsageError(
-            f"unknown model provider {name!r}{did_you_mean(key, list(_PROVIDERS))}; "
-            f"known: {', '.join(sorted(_PROVIDERS))}"
-        )
-    return _PROVIDERS[key]
+    return PROVIDERS.get(name)
 
 
 def load_model(spec: str | ModelSpec | None = None, **options: Any) -> Model:

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from toollab.errors import UsageError, did_you_mean
+from toollab.registry import Registry
 from toollab.schema import Decision, ToolCall
 
 
@@ -61,32 +61,23 @@ class Parser(Protocol):
     def parse(self, text: str) -> ParseResult: ...
 
 
-_PARSERS: dict[str, Callable[[], Parser]] = {}
+#: parser factories by output format; plugins: ``parser:NAME`` entry points
+PARSERS: Registry[Callable[[], Parser]] = Registry(
+    "parser", label="output format", builtins=("toollab.parsing",)
+)
 
 
 def register_parser(name: str) -> Callable[[Callable[[], Parser]], Callable[[], Parser]]:
     """Decorator: register a parser factory (a class or a zero-argument function) under ``name``."""
-
-    def deco(factory: Callable[[], Parser]) -> Callable[[], Parser]:
-        _PARSERS[name] = factory
-        return factory
-
-    return deco
+    return PARSERS.decorator(name)
 
 
 def parser_names() -> list[str]:
-    _load_builtin()
-    return sorted(_PARSERS)
+    return PARSERS.names()
 
 
 def get_parser(name: str) -> Parser:
-    _load_builtin()
-    if name not in _PARSERS:
-        raise UsageError(
-            f"unknown output format {name!r}{did_you_mean(name, list(_PARSERS))}; "
-            f"known: {', '.join(sorted(_PARSERS))}"
-        )
-    return _PARSERS[name]()
+    return PARSERS.get(name)()
 
 
 def parse(text: str, fmt: str) -> ParseResult:
@@ -104,8 +95,3 @@ def safe_parse(parser: Parser, text: Any) -> ParseResult:
         return ParseResult.fail("output nested too deeply to parse")
     except Exception as exc:  # a parser bug must not crash a run; it is reported as data
         return ParseResult.fail(f"parser {parser.name!r} failed: {type(exc).__name__}: {exc}")
-
-
-def _load_builtin() -> None:
-    # importing the package registers the built-in parsers
-    import toollab.parsing  # noqa: F401

@@ -31,7 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from toollab.errors import InputError, UsageError, did_you_mean
+from toollab.errors import InputError, UsageError
+from toollab.registry import Registry
 from toollab.schema import Tool
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -188,29 +189,20 @@ class Retriever(ABC):
         ]
 
 
-_RETRIEVERS: dict[str, Callable[..., Retriever]] = {}
+#: retriever factories ``(**options) -> Retriever``; plugins: ``retriever:NAME`` entry points
+RETRIEVERS: Registry[Callable[..., Retriever]] = Registry(
+    "retriever", builtins=("toollab.retrieval",)
+)
 
 
 def register_retriever(name: str) -> Callable[[Callable[..., Retriever]], Callable[..., Retriever]]:
-    def deco(factory: Callable[..., Retriever]) -> Callable[..., Retriever]:
-        _RETRIEVERS[name] = factory
-        return factory
-
-    return deco
+    """Decorator: register a retriever factory (a class or a function taking the options)."""
+    return RETRIEVERS.decorator(name)
 
 
 def retriever_names() -> list[str]:
-    import toollab.retrieval  # noqa: F401  (registers the built-ins)
-
-    return sorted(_RETRIEVERS)
+    return RETRIEVERS.names()
 
 
 def get_retriever(name: str, **options: Any) -> Retriever:
-    import toollab.retrieval  # noqa: F401
-
-    if name not in _RETRIEVERS:
-        raise UsageError(
-            f"unknown retriever {name!r}{did_you_mean(name, list(_RETRIEVERS))}; "
-            f"known: {', '.join(sorted(_RETRIEVERS))}"
-        )
-    return _RETRIEVERS[name](**options)
+    return RETRIEVERS.get(name)(**options)

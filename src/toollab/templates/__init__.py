@@ -4,7 +4,14 @@ Built-in: ``json``, ``seal``, ``python`` (BFCL), ``react`` (ToolEyes), ``hermes`
 ``chat`` (the model's own chat template when it takes ``tools=``).
 """
 
-from toollab.templates.base import Template, get_template, register_template, template_names
+from toollab.templates.base import (
+    RawPrompts,
+    RendersObservations,
+    Template,
+    get_template,
+    register_template,
+    template_names,
+)
 from toollab.templates.chat_template import ChatTemplate
 from toollab.templates.deer_tpl import DeerTemplate
 from toollab.templates.hermes_tpl import HermesTemplate
@@ -19,7 +26,9 @@ __all__ = [
     "HermesTemplate",
     "JsonTemplate",
     "PythonTemplate",
+    "RawPrompts",
     "ReactTemplate",
+    "RendersObservations",
     "SealTemplate",
     "Template",
     "get_template",

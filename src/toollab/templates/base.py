@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
-from toollab.errors import UsageError, did_you_mean
 from toollab.parsing import ParseResult, get_parser, safe_parse
+from toollab.registry import Registry
 from toollab.schema import Instance, Tool, ToolCall
 
 Message = dict[str, Any]
@@ -31,6 +31,8 @@ class Template(ABC):
     #: whether the tools reach the model through its own chat template (``tools=``) rather than
     #: this template's system prompt; requests then set ``GenerateOptions.template_tools``
     tools_in_chat_template: bool = False
+    #: stop strings the format needs at inference (added to the request's own)
+    stop: Sequence[str] = ()
 
     @abstractmethod
     def system_prompt(self, tools: list[Tool]) -> str:
@@ -58,7 +60,7 @@ class Template(ABC):
             msgs.append({"role": "user", "content": instance.query})
         return msgs
 
-    def with_model(self, model: Any) -> Template:
+    def with_model(self, model: object) -> Template:
         """This template for a loaded model.  Most templates do not depend on the model; the
         ``chat`` template takes the model's own chat template (see :class:`ChatTemplate`)."""
         return self
@@ -107,29 +109,36 @@ class Template(ABC):
         return {"messages": self.messages(instance), "completion": self.target(instance)}
 
 
-_TEMPLATES: dict[str, Callable[[], Template]] = {}
+@runtime_checkable
+class RawPrompts(Protocol):
+    """A template that writes whole completion prompts, as DEER's inference does (no chat
+    template): the first-round prompt and the teacher-forced second-round prompt."""
+
+    def prompt(self, instance: Instance) -> str: ...
+
+    def teacher_forced_prompt(self, instance: Instance, tools: list[Tool] | None = None) -> str: ...
+
+
+@runtime_checkable
+class RendersObservations(Protocol):
+    """A template with its own form for a tool's observation in a multi-step conversation (a
+    message, or a text sent as a user message)."""
+
+    def render_observation(self, observation: Any) -> Message | str: ...
+
+
+#: template factories (a class or a zero-argument function); plugins: ``template:NAME``
+TEMPLATES: Registry[Callable[[], Template]] = Registry("template", builtins=("toollab.templates",))
 
 
 def register_template(name: str) -> Callable[[Callable[[], Template]], Callable[[], Template]]:
-    def deco(factory: Callable[[], Template]) -> Callable[[], Template]:
-        _TEMPLATES[name] = factory
-        return factory
-
-    return deco
+    """Decorator: register a template factory (a class or a zero-argument function)."""
+    return TEMPLATES.decorator(name)
 
 
 def template_names() -> list[str]:
-    import toollab.templates  # noqa: F401  (registers the built-ins)
-
-    return sorted(_TEMPLATES)
+    return TEMPLATES.names()
 
 
 def get_template(name: str) -> Template:
-    import toollab.templates  # noqa: F401
-
-    if name not in _TEMPLATES:
-        raise UsageError(
-            f"unknown template {name!r}{did_you_mean(name, list(_TEMPLATES))}; "
-            f"known: {', '.join(sorted(_TEMPLATES))}"
-        )
-    return _TEMPLATES[name]()
+    return TEMPLATES.get(name)()

@@ -19,11 +19,31 @@ import functools
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from toollab.errors import InputError
 from toollab.schema import Instance, Tool, ToolCall
 from toollab.templates.base import Message, Template, get_template, register_template
+
+
+class OwnTemplate(Protocol):
+    """A model's own Jinja chat template and the special tokens it refers to
+    (``toollab.models.ChatTemplateSource``)."""
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def special_tokens(self) -> dict[str, str]: ...
+
+
+@runtime_checkable
+class OwnsChatTemplate(Protocol):
+    """A loaded model that may render prompts with its own chat template (every
+    ``toollab.models.Model``; ``None`` when it has none)."""
+
+    def own_chat_template(self) -> OwnTemplate | None: ...
+
 
 #: ChatML with Hermes / Qwen 2.5-style tools: a ``# Tools`` system block listing each tool as
 #: JSON inside ``<tools>``, calls as ``<tool_call>{"name", "arguments"}</tool_call>``, results as
@@ -168,7 +188,7 @@ class ChatTemplate(Template):
     def from_gguf(cls, path: str | Path, **kw: Any) -> ChatTemplate:
         return cls(chat_template=gguf_chat_template(path), **kw)
 
-    def with_model(self, model: Any) -> ChatTemplate:
+    def with_model(self, model: object) -> ChatTemplate:
         """The chat template of a loaded model (its ``own_chat_template()``: the GGUF's
         ``tokenizer.chat_template``, a ``chat_template=`` override or the HF tokenizer's).
 
@@ -177,8 +197,7 @@ class ChatTemplate(Template):
         """
         if self.source is not None or self.tokenizer is not None:
             return self
-        own = getattr(model, "own_chat_template", None)
-        found = own() if callable(own) else None
+        found = model.own_chat_template() if isinstance(model, OwnsChatTemplate) else None
         if found is None:
             return self
         return ChatTemplate(

@@ -27,7 +27,11 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
-from toollab.data.types import JSON_TYPES, unknown_type_names, unknown_type_reason
+from toollab.data.types import (
+    JSON_TYPES,
+    tool_unknown_types,
+    unknown_type_reason,
+)
 from toollab.errors import ArgumentValidationError, did_you_mean
 from toollab.schema import Ref, Tool, ToolCall
 from toollab.schema.wire import json_kind
@@ -167,15 +171,6 @@ def check_tool_schema(tool: Tool) -> list[str]:
     if tool.returns is not None:
         reasons.extend(schema_problems(tool.returns, "returns", require_object=False))
     return reasons
-
-
-def tool_unknown_types(tool: Tool) -> list[tuple[str, str]]:
-    """``(path, name)`` of every type name toollab does not know in the tool's parameters and
-    result schemas (``("parameters.properties.city", "strng")``)."""
-    found = unknown_type_names(tool.parameters, "parameters")
-    if tool.returns is not None:
-        found.extend(unknown_type_names(tool.returns, "returns"))
-    return found
 
 
 def tool_warnings(tool: Tool) -> list[str]:

@@ -40,6 +40,7 @@ from toollab.data.base import (
     tool_pool,
 )
 from toollab.data.jsonl import Record, iter_jsonl, read_records, read_text, require_object
+from toollab.data.tool_formats import seal_to_tool
 from toollab.errors import InputError
 from toollab.schema import (
     Decision,
@@ -50,7 +51,6 @@ from toollab.schema import (
     ToolCall,
     link_calls,
 )
-from toollab.tools.formats import seal_to_tool
 
 SOURCE = "seal-tools"
 TOOL_FILE = "tool.jsonl"

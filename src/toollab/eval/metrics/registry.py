@@ -21,8 +21,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from toollab.errors import UsageError, did_you_mean
 from toollab.eval.record import Prediction
+from toollab.registry import Registry
 from toollab.schema import Instance
 
 Number = float | None
@@ -116,7 +116,25 @@ def mean(values: Iterable[float]) -> Number:
 
 # -- the registry ---------------------------------------------------------------------------
 
-_SCORERS: dict[str, type[Scorer]] = {}
+
+def _adopt_scorer(registry: Registry[type[Scorer]], name: str, cls: Any) -> None:
+    """An entry point's scorer class: registered under the entry point's name with the
+    ``formats``, ``needs``, ``description`` and ``default`` it declares."""
+    if not (isinstance(cls, type) and issubclass(cls, Scorer)):
+        raise TypeError(f"a scorer must be a Scorer subclass, got {cls!r}")
+    scorer(
+        name,
+        formats=cls.formats,
+        needs=cls.needs,
+        description=cls.description,
+        default=cls.default,
+    )(cls)
+
+
+#: scorer classes; plugins: ``scorer:NAME`` entry points
+SCORERS: Registry[type[Scorer]] = Registry(
+    "scorer", builtins=("toollab.eval.metrics",), adopt=_adopt_scorer
+)
 
 
 def scorer(
@@ -135,29 +153,17 @@ def scorer(
         cls.needs = needs
         cls.description = description or (cls.__doc__ or "").strip().split("\n")[0]
         cls.default = default
-        _SCORERS[name] = cls
-        return cls
+        return SCORERS.register(name, cls)
 
     return deco
 
 
-def _load_builtin() -> None:
-    import toollab.eval.metrics  # noqa: F401  (importing the package registers every scorer)
-
-
 def scorer_names() -> list[str]:
-    _load_builtin()
-    return sorted(_SCORERS)
+    return SCORERS.names()
 
 
 def scorer_class(name: str) -> type[Scorer]:
-    _load_builtin()
-    if name not in _SCORERS:
-        raise UsageError(
-            f"unknown scorer {name!r}{did_you_mean(name, list(_SCORERS))}; "
-            f"known: {', '.join(sorted(_SCORERS))}"
-        )
-    return _SCORERS[name]
+    return SCORERS.get(name)
 
 
 def get_scorer(name: str, **options: Any) -> Scorer:
@@ -177,11 +183,9 @@ def applicable_scorers(
     corrected variants (``seal_tools_strict``, ``deer_strict``, ``tooleyes_strict``).
     ``options`` maps a scorer name to constructor options (e.g. ``{"tooleyes": {"judge": j}}``).
     """
-    _load_builtin()
     items = list(instances.values()) if isinstance(instances, dict) else list(instances)
     out: list[Scorer] = []
-    for name in sorted(_SCORERS):
-        cls = _SCORERS[name]
+    for name, cls in SCORERS.items():
         if not include_variants and not cls.default:
             continue
         sc = cls(**(options or {}).get(name, {}))
