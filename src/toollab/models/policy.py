@@ -206,6 +206,8 @@ def _decode(text: str) -> tuple[Any, bool]:
     stripped = text.strip()
     try:
         return json.loads(stripped), True
+    except RecursionError:  # nested deeper than the interpreter reads: unreadable, not fatal
+        return None, True
     except json.JSONDecodeError:
         pass
     # cut off (max_tokens or a stop condition): recover what is complete
@@ -249,7 +251,7 @@ def parse_decision(text: str) -> Decision | None:
     """Stage one's answer: :attr:`Decision.CALL`, :attr:`Decision.NO_CALL` or ``None``."""
     try:
         value = json.loads(text.strip())
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return None
     if isinstance(value, dict) and value.get(DECISION_KEY) in (CALL, NO_CALL):
         return Decision.CALL if value[DECISION_KEY] == CALL else Decision.NO_CALL
