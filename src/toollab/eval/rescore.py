@@ -21,6 +21,7 @@ from toollab.errors import InputError, UsageError
 from toollab.eval.record import Prediction
 from toollab.eval.runner import score_with_judge
 from toollab.eval.store import JUDGE_CACHE, RUN_JSON, read_json, read_predictions
+from toollab.eval.store import check_predictions as store_check
 
 #: how many offending ids an error message lists
 SHOW_IDS = 5
@@ -62,37 +63,18 @@ def dataset_source(
 
 
 def check_predictions(preds: list[Prediction], dataset: Any, path: Path) -> None:
-    """Refuse predictions from another dataset, unknown ids and duplicated (id, repeat) pairs."""
+    """Refuse predictions from another dataset, unknown ids, impossible repeats and duplicated
+    (id, repeat) pairs (the run store's checks, shared with a resumed run)."""
     if not preds:
         raise InputError("the predictions file holds no predictions", path=path)
-    known = set(dataset.ids)
-    unknown = list(dict.fromkeys(p.id for p in preds if p.id not in known))
-    prints = sorted({p.dataset for p in preds if p.dataset})
-    if prints and prints != [dataset.fingerprint]:
-        hint = f"; {len(unknown)} of its ids are not in it ({_some(unknown)})" if unknown else ""
-        raise InputError(
-            f"these predictions were made on another dataset (fingerprint {', '.join(prints)}) "
-            f"than {dataset.name!r} at {dataset.path} (fingerprint {dataset.fingerprint}){hint}. "
-            "Give the dataset (and --option values) the run used",
-            path=path,
-        )
-    if unknown:
-        raise InputError(
-            f"{len(unknown)} prediction id(s) are not instances of dataset {dataset.name!r}: "
-            f"{_some(unknown)}",
-            path=path,
-        )
-    seen: set[tuple[str, int]] = set()
-    dups: list[str] = []
-    for p in preds:
-        key = (p.id, p.repeat)
-        if key in seen:
-            dups.append(f"{p.id}@{p.repeat}")
-        seen.add(key)
-    if dups:
-        raise InputError(
-            f"{len(dups)} prediction(s) appear more than once (id@repeat): {_some(dups)}", path=path
-        )
+    store_check(
+        preds,
+        ids=dataset.ids,
+        fingerprint=dataset.fingerprint,
+        path=path,
+        dataset=f"dataset {dataset.name!r} at {dataset.path}",
+        advice="Give the dataset (and --option values) the run used",
+    )
 
 
 def coverage(
