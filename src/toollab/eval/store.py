@@ -22,7 +22,6 @@ character they encode.
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import json
 import os
@@ -35,6 +34,7 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
+from toollab.data.jsonl import os_problem
 from toollab.errors import InputError
 from toollab.eval.record import Prediction
 
@@ -113,13 +113,6 @@ def _shallow(pred: Prediction) -> Prediction:
             update={"calls": calls, "details": _cap_depth(pred.parsed.details)}
         )
     return pred.model_copy(update=update)
-
-
-def os_problem(exc: OSError) -> str:
-    """A short reason for a failed file operation (permission, a directory, a symlink loop)."""
-    if exc.errno == errno.ELOOP:
-        return "too many levels of symbolic links (a symlink loop)"
-    return exc.strerror or type(exc).__name__
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:

@@ -119,7 +119,7 @@ def _records(path: Path, text: str) -> Iterator[Record]:
     if path.suffix.lower() == ".json" and text.strip():
         try:
             whole = json.loads(text)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # reported record by record below
             whole = None
         if isinstance(whole, dict) and isinstance(whole.get("tools"), list):
             return _malformed(scan_array(text, text.index('"tools"'), whole=False))

@@ -29,14 +29,16 @@ def yaml_records(text: str) -> Iterator[Record]:
     """The tool records of a YAML document, each with the line it starts on."""
     import yaml
 
+    from toollab.data.yaml_limits import YamlLimitError, load_yaml
+
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        root, data = load_yaml(text)  # aliases, depth, line length and integers bounded
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        yield line, None, None, f"malformed YAML: {problem}"
+        what = "YAML beyond a limit" if isinstance(exc, YamlLimitError) else "malformed YAML"
+        yield line, None, None, f"{what}: {problem}"
         return
     if root is None:
         return
