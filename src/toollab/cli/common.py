@@ -101,6 +101,8 @@ def handle_errors(fn: F) -> F:
             fail(str(exc), 2)
         except FileNotFoundError as exc:
             fail(f"{exc.filename}: no such file", 2)
+        except ConnectionError as exc:  # the environment (a server), not the input
+            fail(f"connection failed: {exc}", 3)
         except OSError as exc:
             from toollab.data.jsonl import os_problem
 
