@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
@@ -108,6 +109,10 @@ def handle_errors(fn: F) -> F:
 
             where = f"{exc.filename}: " if exc.filename else ""
             fail(f"{where}{os_problem(exc)}", 2)
+        except ValidationError as exc:  # options that build a typed config
+            first = exc.errors()[0] if exc.errors() else {}
+            where = ".".join(str(p) for p in first.get("loc", ())) or exc.title
+            fail(f"{where}: {first.get('msg', exc)}", 2)
         except RecursionError:
             fail("the input is nested too deeply to process (see docs/input-limits.md)", 2)
         return None

@@ -67,6 +67,8 @@ def read_text(path: str | Path) -> str:
             raise InputError("no such file", path=p)
         if p.is_dir():
             raise InputError("is a directory, expected a JSON file", path=p)
+        if not p.is_file():  # a FIFO or a device would block or never end
+            raise InputError("not a regular file (a pipe or a device?)", path=p)
         return p.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=p) from None

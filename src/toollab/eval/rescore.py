@@ -62,17 +62,29 @@ def dataset_source(
     return data, fmt, dict(options or {}), config
 
 
-def check_predictions(preds: list[Prediction], dataset: Any, path: Path) -> None:
+def check_predictions(
+    preds: list[Prediction], dataset: Any, path: Path, run: dict[str, Any] | None = None
+) -> None:
     """Refuse predictions from another dataset, unknown ids, impossible repeats and duplicated
-    (id, repeat) pairs (the run store's checks, shared with a resumed run)."""
+    (id, repeat) pairs (the run store's checks, shared with a resumed run).  ``run``: the
+    ``run.json`` of the run that made them, when it describes this dataset: its ``limit`` and
+    ``repeats`` bound the ids and repeats as they bound a resumed run."""
     if not preds:
         raise InputError("the predictions file holds no predictions", path=path)
+    ids, repeats, label = list(dataset.ids), None, f"dataset {dataset.name!r} at {dataset.path}"
+    if run is not None and run.get("dataset") == dataset.fingerprint:
+        limit = run.get("limit")
+        if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0:
+            ids, label = ids[:limit], f"the run ({limit} instance(s) of {label})"
+        if isinstance(run.get("repeats"), int) and not isinstance(run.get("repeats"), bool):
+            repeats = int(run["repeats"])
     store_check(
         preds,
-        ids=dataset.ids,
+        ids=ids,
         fingerprint=dataset.fingerprint,
         path=path,
-        dataset=f"dataset {dataset.name!r} at {dataset.path}",
+        repeats=repeats,
+        dataset=label,
         advice="Give the dataset (and --option values) the run used",
     )
 
@@ -155,7 +167,7 @@ def rescore(
     preds = read_predictions(path)
     data_path, fmt_name, opts, config = dataset_source(path, data, fmt, options)
     dataset = load_dataset(data_path, fmt_name, **opts)
-    check_predictions(preds, dataset, path)
+    check_predictions(preds, dataset, path, config)
     ids = {p.id for p in preds}
     instances = {inst.id: inst for inst in dataset.instances if inst.id in ids}
     cache = judge_cache if judge_cache is not None else path.parent / JUDGE_CACHE

@@ -187,6 +187,8 @@ def _read(
         return [], [Problem(shown, None, "no such file")]
     if p.is_dir():
         return [], [Problem(shown, None, "is a directory, not a tool pool file")]
+    if not p.is_file():  # a FIFO would block forever
+        return [], [Problem(shown, None, "not a regular file (a pipe or a device?)")]
     if p.suffix.lower() == ".py":
         if not import_python:
             return [], [
