@@ -110,9 +110,9 @@ def handle_errors(fn: F) -> F:
             where = f"{exc.filename}: " if exc.filename else ""
             fail(f"{where}{os_problem(exc)}", 2)
         except ValidationError as exc:  # options that build a typed config
-            first = exc.errors()[0] if exc.errors() else {}
-            where = ".".join(str(p) for p in first.get("loc", ())) or exc.title
-            fail(f"{where}: {first.get('msg', exc)}", 2)
+            errors = exc.errors()
+            where = ".".join(str(p) for p in errors[0]["loc"]) if errors else exc.title
+            fail(f"{where}: {errors[0]['msg'] if errors else exc}", 2)
         except RecursionError:
             fail("the input is nested too deeply to process (see docs/input-limits.md)", 2)
         return None
