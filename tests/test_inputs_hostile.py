@@ -138,7 +138,8 @@ def _out_paths(root: Path) -> dict[str, Path]:
         "under_a_file": d / "file" / "run",
         "symlink_loop": loop / "run",
         "proc": Path("/proc/toollab-cannot-write/run"),
-        "sys": Path("/sys/toollab-cannot-write/run"),
+        "sys": Path("/sys/toollab-cannot-write/run"),  # PermissionError, even for root
+        "sys_file": Path("/sys/kernel/notes"),  # a file no one may write
     }
 
 
