@@ -169,7 +169,7 @@ class ToolCall(BaseModel):
                 args = json.loads(args) if args.strip() else {}
             except (ValueError, RecursionError) as exc:  # syntax, too deep, a huge integer
                 raise InputError(
-                    f"{where}: arguments are not usable JSON: {str(exc)[:200] or 'nested too deeply'}"
+                    f"{where}: arguments are not JSON: {str(exc)[:200] or 'nested too deeply'}"
                 ) from None
             if not isinstance(args, dict):
                 raise InputError(
