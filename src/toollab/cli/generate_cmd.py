@@ -116,7 +116,7 @@ def generate_cmd(
     names = resolve_envs(env)
     if split not in SPLITS:
         raise UsageError(
-            f"unknown --split {split!r}{did_you_mean(split, list(SPLITS))}; "
+            f"unknown split {split!r} (--split){did_you_mean(split, list(SPLITS))}; "
             f"known: {', '.join(SPLITS)}"
         )
     if out.is_dir():
