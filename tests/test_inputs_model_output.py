@@ -189,3 +189,14 @@ def test_resume_and_score_refuse_the_same_lines(tmp_path: Path) -> None:
             assert words in r.stderr and "Traceback" not in r.output
             assert time.perf_counter() - t0 < 20
         assert (out / PREDICTIONS).read_text() == original + extra + "\n"  # nothing repaired away
+
+
+def test_a_backend_error_is_counted_once(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"error": "server down"}, "[]"]), encoding="utf-8")
+    out = tmp_path / "run"
+    r = runner.invoke(app, ["eval", "-m", f"fake:{script}", *_bfcl_args(out, 2), "--json"])
+    assert r.exit_code == 0, r.output
+    counts = json.loads(r.stdout)["counts"]
+    assert counts["errors"] == 1 and counts["parse_errors"] == 0  # failed, not also unparsable
+    assert counts["predictions"] == 2
