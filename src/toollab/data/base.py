@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from toollab.data.jsonl import json_text
 from toollab.data.stats import compute_stats
 from toollab.errors import InputError, UsageError, did_you_mean
 from toollab.schema import Instance, Tool
@@ -137,7 +138,7 @@ class Dataset:
         p.parent.mkdir(parents=True, exist_ok=True)
         with p.open("w", encoding="utf-8") as fh:
             for inst in self.instances:
-                fh.write(json.dumps(inst.model_dump(mode="json"), ensure_ascii=False) + "\n")
+                fh.write(json_text(inst.model_dump(mode="json")) + "\n")
         return p
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import json
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,6 +27,24 @@ MAX_LINE_CHARS = 16_000_000
 #: (``JSONDecodeError``), nesting deeper than the interpreter's recursion limit
 #: (``RecursionError``, about 1,000 levels), an integer of more than 4,300 digits (``ValueError``).
 JSON_ERRORS = (ValueError, RecursionError)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    """JSON text with every lone UTF-16 surrogate written as its ``\\uXXXX`` escape, so that the
+    text encodes as UTF-8 and ``json.loads`` gives back the same string."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text
+
+
+def json_text(obj: Any, *, indent: int | None = None) -> str:
+    """``obj`` as JSON text that is always valid UTF-8 (lone surrogates escaped)."""
+    return escape_surrogates(json.dumps(obj, ensure_ascii=False, indent=indent, default=str))
 
 
 def json_problem(exc: BaseException) -> str:

@@ -25,7 +25,6 @@ import contextlib
 import fcntl
 import json
 import os
-import re
 import stat
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -34,7 +33,7 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
-from toollab.data.jsonl import os_problem
+from toollab.data.jsonl import json_text, os_problem
 from toollab.errors import InputError
 from toollab.eval.record import Prediction
 
@@ -46,24 +45,6 @@ LOCK = ".toollab.lock"
 JUDGE_CACHE = "judge_cache.jsonl"
 #: the largest number of repeats a run may have; a prediction's ``repeat`` lies in [0, MAX_REPEATS)
 MAX_REPEATS = 10_000
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def escape_surrogates(text: str) -> str:
-    """JSON text with every lone UTF-16 surrogate written as its ``\\uXXXX`` escape, so that the
-    text encodes as UTF-8 and ``json.loads`` gives back the same string."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-    return text
-
-
-def json_text(obj: Any, *, indent: int | None = None) -> str:
-    """``obj`` as JSON text that is always valid UTF-8 (lone surrogates escaped)."""
-    return escape_surrogates(json.dumps(obj, ensure_ascii=False, indent=indent, default=str))
-
 
 #: values nested deeper than this in a prediction's free-form fields (execution results,
 #: observations, metadata) are stored as a marker string; JSON serializers refuse ~255 levels
