@@ -129,7 +129,8 @@ def hostile_output(draw: st.DrawFn) -> str:
         a, b, c = (draw(st.integers(0, 10**6)) for _ in range(3))
         seq = draw(st.sampled_from(["[1]", "'ab'", "[[0]*9]", "(1,)", "[None]"]))
         op = draw(st.sampled_from(["*", "+", "**"]))
-        return f"[f(a=[{seq}*{a}]*{b}, b={a}{op}{c}, c=[{seq}]*{c})]"
+        call = f"f(a=[{seq}*{a}]*{b}, b={a}{op}{c}, c=[{seq}]*{c})"
+        return draw(st.sampled_from([f"[{call}]", f"#Begin##CallAPI# {call}#End#"]))
     if choice == 3:
         core = '{"name": "f", "arguments": {"x": "' + draw(ANY_TEXT) + '"}}'
         return draw(st.sampled_from(["", "<tool_call>", "Action: f\nAction Input: "])) + core
