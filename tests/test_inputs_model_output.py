@@ -4,6 +4,7 @@ scored and reported, and runs resume; the run store refuses what cannot belong t
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -200,3 +201,22 @@ def test_a_backend_error_is_counted_once(tmp_path: Path) -> None:
     counts = json.loads(r.stdout)["counts"]
     assert counts["errors"] == 1 and counts["parse_errors"] == 0  # failed, not also unparsable
     assert counts["predictions"] == 2
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anything: permissions cannot fail")
+def test_unwritable_run_files_are_clear_errors(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    args = ["eval", "-m", "fake:", *_bfcl_args(out, 2)]
+    assert runner.invoke(app, args).exit_code == 0
+    (out / PREDICTIONS).chmod(0o444)
+    try:
+        r = runner.invoke(app, args)
+        assert r.exit_code == 2 and "permission" in r.stderr and "Traceback" not in r.output
+    finally:
+        (out / PREDICTIONS).chmod(0o644)
+    out.chmod(0o555)
+    try:
+        r = runner.invoke(app, ["score", str(out / PREDICTIONS), "--out", str(out / "x.json")])
+        assert r.exit_code == 2 and "Traceback" not in r.output
+    finally:
+        out.chmod(0o755)

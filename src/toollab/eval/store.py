@@ -230,10 +230,14 @@ def _check_entry(path: Path, *, directory: bool = False) -> None:
     except OSError as exc:
         raise InputError(f"cannot use: {os_problem(exc)}", path=path) from None
     if directory:
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise InputError("no permission to write in this run directory", path=path)
         return
     if not stat.S_ISREG(st.st_mode):
         what = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
         raise InputError(f"is {what}; a run directory keeps a regular file here", path=path)
+    if not os.access(path, os.R_OK | os.W_OK):  # found now, not when the first line is written
+        raise InputError("no permission to read and write this file", path=path)
 
 
 def config_differences(
