@@ -91,6 +91,7 @@ def test_data_generate_bad_input(tmp_path: Path) -> None:
         ],
     )
     assert r.exit_code == 2 and "unknown split" in r.stderr
+    assert not (tmp_path / "x.jsonl").exists()  # nothing written, not even an empty file
     r = runner.invoke(
         app,
         [

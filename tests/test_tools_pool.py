@@ -403,7 +403,7 @@ def test_python_module_of_tools(tmp_path: Path) -> None:
     broken.write_text(
         "from toollab.tools import tool\n\n@tool\ndef f(*args: int) -> None:\n    '''F.'''\n"
     )
-    (problem,) = validate_file(broken)
+    (problem,) = validate_file(broken, import_python=True)
     assert problem.line == 3
     assert (
         "importing the module failed: ToolSchemaError: tool 'f': *args is not allowed"
@@ -412,9 +412,21 @@ def test_python_module_of_tools(tmp_path: Path) -> None:
     syntax = tmp_path / "syntax.py"
     syntax.write_text("def f(:\n")
     assert validate_file(syntax)[0].line == 1
+    assert validate_file(syntax, import_python=True)[0].line == 1
     empty = tmp_path / "empty.py"
     empty.write_text("X = 1\n")
     assert [p.problem for p in validate_file(empty)] == ["the module defines no @tool functions"]
+
+
+def test_validating_a_python_tool_file_does_not_run_it(tmp_path: Path) -> None:
+    """Validation has no effects: the module is read, not imported, unless asked."""
+    marker = tmp_path / "ran"
+    path = tmp_path / "effects.py"
+    path.write_text(f"from pathlib import Path\nPath({str(marker)!r}).write_text('x')\n" + TOOLS_PY)
+    (problem,) = validate_file(path)
+    assert problem.severity == "warning" and "not imported" in problem.problem
+    assert "add (line" in problem.problem and not marker.exists()
+    assert validate_file(path, import_python=True) == [] and marker.exists()
 
 
 def test_seal_records_round_trip_through_tools(shared_data: Path) -> None:

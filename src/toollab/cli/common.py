@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
@@ -40,8 +41,14 @@ JsonOpt = typer.Option(
 
 
 def emit_json(obj: Any) -> None:
-    """Write ``obj`` as the single JSON object on stdout."""
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
+    """Write ``obj`` as the single JSON object on stdout (lone surrogates from model output
+    escaped, so the line is always valid UTF-8)."""
+    text = json.dumps(obj, ensure_ascii=False, default=str)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(obj, ensure_ascii=True, default=str)
+    sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
 
@@ -78,7 +85,9 @@ def fail(message: str, code: int = 2) -> None:
 def handle_errors(fn: F) -> F:
     """Turn toollab's typed errors into one clear line on stderr and an exit code.
 
-    Bad input (files, schemas, flags) exits 2; an environment failure exits 3.
+    Bad input (files, schemas, flags) exits 2; an environment failure exits 3.  A file that
+    cannot be used (no permission, a directory where a file belongs, a symlink loop) and input
+    nested too deeply for the interpreter are bad input too: one line, no traceback.
     """
 
     @functools.wraps(fn)
@@ -93,6 +102,19 @@ def handle_errors(fn: F) -> F:
             fail(str(exc), 2)
         except FileNotFoundError as exc:
             fail(f"{exc.filename}: no such file", 2)
+        except ConnectionError as exc:  # the environment (a server), not the input
+            fail(f"connection failed: {exc}", 3)
+        except OSError as exc:
+            from toollab.data.jsonl import os_problem
+
+            where = f"{exc.filename}: " if exc.filename else ""
+            fail(f"{where}{os_problem(exc)}", 2)
+        except ValidationError as exc:  # options that build a typed config
+            errors = exc.errors()
+            where = ".".join(str(p) for p in errors[0]["loc"]) if errors else exc.title
+            fail(f"{where}: {errors[0]['msg'] if errors else exc}", 2)
+        except RecursionError:
+            fail("the input is nested too deeply to process (see docs/input-limits.md)", 2)
         return None
 
     return wrapper  # type: ignore[return-value]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -10,7 +13,7 @@ import typer
 from rich.table import Table
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors
-from toollab.errors import InputError, UsageError
+from toollab.errors import InputError, UsageError, did_you_mean
 
 #: size of the training set the validation / test complexity is measured against
 REFERENCE_TRAIN = 200
@@ -101,15 +104,28 @@ def generate_cmd(
     """
     import json
 
-    from toollab.envs.generate import combo_counts, generate, loo_complexity, split_complexity
+    from toollab.envs.generate import (
+        SPLITS,
+        combo_counts,
+        generate,
+        loo_complexity,
+        split_complexity,
+    )
 
     shares = parse_mix(mix)
     names = resolve_envs(env)
+    if split not in SPLITS:
+        raise UsageError(
+            f"unknown split {split!r} (--split){did_you_mean(split, list(SPLITS))}; "
+            f"known: {', '.join(SPLITS)}"
+        )
     if out.is_dir():
         raise InputError("--out is a directory; give the JSONL file to write", path=out)
     rows: dict[str, dict[str, Any]] = {}
     total = 0
-    with _open_out(out) as fh:
+    # written to OUT.tmp and renamed when complete: a failure leaves no (half-written) OUT
+    tmp = out.with_name(out.name + ".tmp")
+    with _removed_on_error(tmp), _open_out(tmp) as fh:
         for name in names:
             insts = generate(name, split, n, seed, shares)
             for inst in insts:
@@ -130,6 +146,11 @@ def generate_cmd(
                 "api_combinations": len(combo_counts(insts)),
                 "api_complexity": cx,
             }
+    try:
+        os.replace(tmp, out)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise InputError(f"cannot write the output file: {exc.strerror or exc}", path=out) from None
     summary = {
         "out": str(out),
         "split": split,
@@ -166,6 +187,17 @@ def generate_cmd(
         )
     console.print(table)
     console.print(f"API complexity: {COMPLEXITY_DEFINITION[split]}; figures in {stats_path(out)}")
+
+
+@contextlib.contextmanager
+def _removed_on_error(path: Path) -> Iterator[None]:
+    """Remove ``path`` when the block fails (a bad option, an interrupt)."""
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        raise
 
 
 def _open_out(out: Path) -> TextIO:

@@ -78,7 +78,7 @@ def eval_cmd(
     ),
     retriever: str = typer.Option("bm25", "--retriever", help="bm25, dense or hybrid."),
     k: int = typer.Option(5, "--k", help="How many tools to retrieve."),
-    limit: int | None = typer.Option(None, "--limit", help="Only the first N instances."),
+    limit: int | None = typer.Option(None, "--limit", min=0, help="Only the first N instances."),
     option: list[str] = typer.Option([], "--option", help="Adapter option KEY=VALUE (repeatable)."),
     as_json: bool = JsonOpt,
 ) -> None:
@@ -89,7 +89,7 @@ def eval_cmd(
     from toollab.retrieval import evaluate_retriever
 
     ds = load_from_cli(data, fmt, None, option)
-    instances = ds.instances[:limit] if limit else ds.instances
+    instances = ds.instances[:limit] if limit is not None else ds.instances
     tools = _pool(pool, ds.tools)
     t0 = time.perf_counter()
     r = _retriever(retriever, tools, as_json)

@@ -7,7 +7,10 @@ the line it starts on, so that every later complaint about a record can name ``f
 
 from __future__ import annotations
 
+import errno
 import json
+import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +20,47 @@ from toollab.errors import InputError
 
 _DECODER = json.JSONDecoder()
 _WS = " \t\r\n"
+
+#: Longest line of a JSON-lines file (characters); a longer one is refused, not read.
+MAX_LINE_CHARS = 16_000_000
+#: What a JSON decoder raises on valid-looking but unusable input: a syntax error
+#: (``JSONDecodeError``), nesting deeper than the interpreter's recursion limit
+#: (``RecursionError``, about 1,000 levels), an integer of more than 4,300 digits (``ValueError``).
+JSON_ERRORS = (ValueError, RecursionError)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    """JSON text with every lone UTF-16 surrogate written as its ``\\uXXXX`` escape, so that the
+    text encodes as UTF-8 and ``json.loads`` gives back the same string."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text
+
+
+def json_text(obj: Any, *, indent: int | None = None) -> str:
+    """``obj`` as JSON text that is always valid UTF-8 (lone surrogates escaped)."""
+    return escape_surrogates(json.dumps(obj, ensure_ascii=False, indent=indent, default=str))
+
+
+def json_problem(exc: BaseException) -> str:
+    """One phrase for a failed JSON decode (any of :data:`JSON_ERRORS`)."""
+    if isinstance(exc, json.JSONDecodeError):
+        return _decode_problem(exc)
+    if isinstance(exc, RecursionError):
+        return f"nested too deeply (limit about {sys.getrecursionlimit()} levels)"
+    text = str(exc)
+    if "integer string conversion" in text or "digits" in text:
+        return f"a number has more than {sys.get_int_max_str_digits():,} digits"
+    return text or type(exc).__name__
+
+
+def _lineno(exc: BaseException) -> int | None:
+    return exc.lineno if isinstance(exc, json.JSONDecodeError) else None
 
 
 @dataclass(frozen=True)
@@ -35,16 +79,27 @@ class Record:
 
 def read_text(path: str | Path) -> str:
     p = Path(path)
-    if not p.exists():
-        raise InputError("no such file", path=p)
-    if p.is_dir():
-        raise InputError("is a directory, expected a JSON file", path=p)
     try:
+        if not p.exists():
+            if p.is_symlink():
+                raise InputError("a dangling symbolic link (or a symlink loop)", path=p)
+            raise InputError("no such file", path=p)
+        if p.is_dir():
+            raise InputError("is a directory, expected a JSON file", path=p)
+        if not p.is_file():  # a FIFO or a device would block or never end
+            raise InputError("not a regular file (a pipe or a device?)", path=p)
         return p.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=p) from exc
+        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=p) from None
     except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=p) from exc
+        raise InputError(f"cannot read: {os_problem(exc)}", path=p) from None
+
+
+def os_problem(exc: OSError) -> str:
+    """A short reason for a failed file operation (permission, a directory, a symlink loop)."""
+    if exc.errno == errno.ELOOP:
+        return "too many levels of symbolic links (a symlink loop)"
+    return exc.strerror or type(exc).__name__
 
 
 def read_json(path: str | Path) -> Any:
@@ -53,8 +108,8 @@ def read_json(path: str | Path) -> Any:
     text = read_text(p)
     try:
         return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {_decode_problem(exc)}", path=p, line=exc.lineno) from exc
+    except JSON_ERRORS as exc:
+        raise InputError(f"invalid JSON: {json_problem(exc)}", path=p, line=_lineno(exc)) from None
 
 
 def iter_jsonl(path: str | Path) -> Iterator[Record]:
@@ -79,10 +134,13 @@ def scan_lines(text: str) -> Iterator[Scanned]:
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
+        if len(line) > MAX_LINE_CHARS:
+            yield lineno, None, None, f"line longer than {MAX_LINE_CHARS:,} characters"
+            continue
         try:
             value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield lineno, None, None, _decode_problem(exc)
+        except JSON_ERRORS as exc:
+            yield lineno, None, None, json_problem(exc)
         else:
             yield lineno, None, value, None
 
@@ -118,8 +176,8 @@ def scan_array(text: str, start: int = 0, *, whole: bool = True) -> Iterator[Sca
             item += 1
             try:
                 value, end = _DECODER.raw_decode(text, pos)
-            except json.JSONDecodeError as exc:
-                yield exc.lineno, item, None, _decode_problem(exc)
+            except JSON_ERRORS as exc:
+                yield _lineno(exc) or line_at(pos), item, None, json_problem(exc)
                 return
             yield line_at(pos), item, value, None
             pos = skip_ws(end)
@@ -165,11 +223,11 @@ def read_records(path: str | Path) -> Iterator[Record]:
     try:
         first_line = stripped.split("\n", 1)[0]
         json.loads(first_line)
-    except json.JSONDecodeError:
+    except JSON_ERRORS:
         # not JSON lines: maybe one pretty-printed object
         try:
             data = json.loads(text)
-        except json.JSONDecodeError:
+        except JSON_ERRORS:
             pass  # report the error line by line below
         else:
             yield Record(data, p, 1 + text.count("\n", 0, start), 0)

@@ -21,6 +21,7 @@ from toollab.errors import InputError, UsageError
 from toollab.eval.record import Prediction
 from toollab.eval.runner import score_with_judge
 from toollab.eval.store import JUDGE_CACHE, RUN_JSON, read_json, read_predictions
+from toollab.eval.store import check_predictions as store_check
 
 #: how many offending ids an error message lists
 SHOW_IDS = 5
@@ -61,38 +62,31 @@ def dataset_source(
     return data, fmt, dict(options or {}), config
 
 
-def check_predictions(preds: list[Prediction], dataset: Any, path: Path) -> None:
-    """Refuse predictions from another dataset, unknown ids and duplicated (id, repeat) pairs."""
+def check_predictions(
+    preds: list[Prediction], dataset: Any, path: Path, run: dict[str, Any] | None = None
+) -> None:
+    """Refuse predictions from another dataset, unknown ids, impossible repeats and duplicated
+    (id, repeat) pairs (the run store's checks, shared with a resumed run).  ``run``: the
+    ``run.json`` of the run that made them, when it describes this dataset: its ``limit`` and
+    ``repeats`` bound the ids and repeats as they bound a resumed run."""
     if not preds:
         raise InputError("the predictions file holds no predictions", path=path)
-    known = set(dataset.ids)
-    unknown = list(dict.fromkeys(p.id for p in preds if p.id not in known))
-    prints = sorted({p.dataset for p in preds if p.dataset})
-    if prints and prints != [dataset.fingerprint]:
-        hint = f"; {len(unknown)} of its ids are not in it ({_some(unknown)})" if unknown else ""
-        raise InputError(
-            f"these predictions were made on another dataset (fingerprint {', '.join(prints)}) "
-            f"than {dataset.name!r} at {dataset.path} (fingerprint {dataset.fingerprint}){hint}. "
-            "Give the dataset (and --option values) the run used",
-            path=path,
-        )
-    if unknown:
-        raise InputError(
-            f"{len(unknown)} prediction id(s) are not instances of dataset {dataset.name!r}: "
-            f"{_some(unknown)}",
-            path=path,
-        )
-    seen: set[tuple[str, int]] = set()
-    dups: list[str] = []
-    for p in preds:
-        key = (p.id, p.repeat)
-        if key in seen:
-            dups.append(f"{p.id}@{p.repeat}")
-        seen.add(key)
-    if dups:
-        raise InputError(
-            f"{len(dups)} prediction(s) appear more than once (id@repeat): {_some(dups)}", path=path
-        )
+    ids, repeats, label = list(dataset.ids), None, f"dataset {dataset.name!r} at {dataset.path}"
+    if run is not None and run.get("dataset") == dataset.fingerprint:
+        limit = run.get("limit")
+        if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0:
+            ids, label = ids[:limit], f"the run ({limit} instance(s) of {label})"
+        if isinstance(run.get("repeats"), int) and not isinstance(run.get("repeats"), bool):
+            repeats = int(run["repeats"])
+    store_check(
+        preds,
+        ids=ids,
+        fingerprint=dataset.fingerprint,
+        path=path,
+        repeats=repeats,
+        dataset=label,
+        advice="Give the dataset (and --option values) the run used",
+    )
 
 
 def coverage(
@@ -173,7 +167,7 @@ def rescore(
     preds = read_predictions(path)
     data_path, fmt_name, opts, config = dataset_source(path, data, fmt, options)
     dataset = load_dataset(data_path, fmt_name, **opts)
-    check_predictions(preds, dataset, path)
+    check_predictions(preds, dataset, path, config)
     ids = {p.id for p in preds}
     instances = {inst.id: inst for inst in dataset.instances if inst.id in ids}
     cache = judge_cache if judge_cache is not None else path.parent / JUDGE_CACHE

@@ -162,7 +162,11 @@ def prediction_counts(
 ) -> dict[str, int]:
     """How many predictions, failures, format errors, no-calls and calls a run has."""
     failures = Counter(str(p.metadata.get("failure")) for p in preds if p.error)
-    status = Counter(p.parsed.status.value if p.parsed is not None else "none" for p in preds)
+    # a failed instance (backend error, timeout, crash) counts once, as failed, never also as
+    # unparsable: its parse records only that there was no output
+    status = Counter(
+        p.parsed.status.value if p.parsed is not None else "none" for p in preds if not p.error
+    )
     return {
         "instances": n_instances,
         "repeats": max(repeats, 1),

@@ -34,7 +34,7 @@ from toollab.errors import InputError, UsageError
 from toollab.eval.integrity import integrity_fields
 from toollab.eval.record import Prediction
 from toollab.eval.results import CRASH, TIMEOUT, score_predictions, select_scorers
-from toollab.eval.store import JUDGE_CACHE, RunStore, done_keys, unique
+from toollab.eval.store import JUDGE_CACHE, MAX_REPEATS, RunStore, check_predictions, done_keys
 from toollab.models.base import ChatRequest, GenerateOptions, Model
 from toollab.schema import Instance
 from toollab.templates.base import Template
@@ -83,7 +83,7 @@ class EvalConfig(BaseModel):
     template: str | None = None
     metrics: list[str] = Field(default_factory=list)
     limit: int | None = Field(default=None, ge=0)
-    repeats: int = Field(default=1, ge=1)
+    repeats: int = Field(default=1, ge=1, le=MAX_REPEATS)
     seed: int = 0
     constrained: bool = False
     max_tokens: int | None = Field(default=None, ge=1)
@@ -210,9 +210,15 @@ def run_eval(
 
     with RunStore(out) as store:
         resumed = store.check(run_config, IDENTITY_FIELDS)  # another run here: fail, write nothing
-        existing = [p for p in unique(store.load()) if p.repeat < config.repeats]
-        wanted = {inst.id for inst in instances}
-        existing = [p for p in existing if p.id in wanted]
+        existing = store.load()
+        check_predictions(  # the checks `toollab score` applies: no foreign or duplicated line
+            existing,
+            ids={inst.id for inst in instances},
+            fingerprint=dataset.fingerprint,
+            path=store.predictions_path,
+            repeats=config.repeats,
+            dataset=f"this run ({len(instances)} instances of {dataset.name!r})",
+        )
         done = done_keys(existing)
         pending = [
             (inst, r)

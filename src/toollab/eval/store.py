@@ -7,7 +7,16 @@ the directory drops that line (and cuts it from the file, so nothing half-writte
 reports which ``(id, repeat)`` pairs are done, so the run continues where it stopped.
 
 A run refuses to continue in a directory whose ``run.json`` was written with a different
-configuration, naming every field that differs.
+configuration, naming every field that differs.  Resuming a run and ``toollab score`` check the
+predictions the same way (:func:`check_predictions`): a line from another dataset, an id that is
+not an instance of the run, a duplicated ``(id, repeat)`` pair or a ``repeat`` outside
+``0 <= repeat < MAX_REPEATS`` (and below the run's ``repeats``) is refused.
+
+Model output is data, whatever it holds: NUL bytes are escaped by JSON (``\u0000``) and a lone
+UTF-16 surrogate (half an emoji, which OpenAI-compatible servers can return) is written as its
+JSON escape (``\ud83d``), so every line is valid UTF-8 and reads back as the very same string
+(:func:`json_text`).  Two adjacent lone surrogates that form a pair read back as the one
+character they encode.
 """
 
 from __future__ import annotations
@@ -16,12 +25,15 @@ import contextlib
 import fcntl
 import json
 import os
-from collections.abc import Iterable, Iterator, Sequence
+import stat
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
 
+from toollab.data.jsonl import json_text, os_problem
 from toollab.errors import InputError
 from toollab.eval.record import Prediction
 
@@ -31,17 +43,74 @@ RESULTS = "results.json"
 LOCK = ".toollab.lock"
 #: the LLM judge's answers (``toollab eval --judge``; ``toollab score`` writes it beside the file)
 JUDGE_CACHE = "judge_cache.jsonl"
+#: the largest number of repeats a run may have; a prediction's ``repeat`` lies in [0, MAX_REPEATS)
+MAX_REPEATS = 10_000
+
+#: values nested deeper than this in a prediction's free-form fields (execution results,
+#: observations, metadata) are stored as a marker string; JSON serializers refuse ~255 levels
+MAX_STORED_DEPTH = 100
+TOO_DEEP = "[nested too deeply to store]"
+
+
+def prediction_line(pred: Prediction) -> str:
+    """One ``predictions.jsonl`` line (without the newline) for ``pred``, whatever it holds: a
+    lone surrogate is escaped; values nested beyond :data:`MAX_STORED_DEPTH` are cut (and the
+    record says so in ``metadata["stored_truncated"]``)."""
+    try:
+        return pred.model_dump_json()
+    except (PydanticSerializationError, ValueError):
+        pass
+    try:
+        return json_text(pred.model_dump(mode="json"))  # a lone surrogate: escaped
+    except ValueError:  # nested too deeply for the serializer
+        return json_text(_shallow(pred).model_dump(mode="json"))
+
+
+def _cap_depth(value: Any, depth: int = 0) -> Any:
+    if depth >= MAX_STORED_DEPTH:
+        return TOO_DEEP
+    if isinstance(value, dict):
+        return {k: _cap_depth(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_cap_depth(v, depth + 1) for v in value]
+    return value
+
+
+def _shallow(pred: Prediction) -> Prediction:
+    """``pred`` with its free-form values cut at :data:`MAX_STORED_DEPTH` levels."""
+    update: dict[str, Any] = {
+        "execution": _cap_depth(pred.execution),
+        "prompt": _cap_depth(pred.prompt),
+        "metadata": {**_cap_depth(pred.metadata), "stored_truncated": True},
+        "steps": [
+            s.model_copy(update={"observation": _cap_depth(s.observation)}) for s in pred.steps
+        ],
+    }
+    if pred.parsed is not None:
+        calls = [
+            c.model_copy(update={"arguments": _cap_depth(c.arguments)}) for c in pred.parsed.calls
+        ]
+        update["parsed"] = pred.parsed.model_copy(
+            update={"calls": calls, "details": _cap_depth(pred.parsed.details)}
+        )
+    return pred.model_copy(update=update)
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:
-    """Write JSON to ``path`` through a temporary file and a rename (never half-written)."""
+    """Write JSON to ``path`` through a temporary file and a rename (never half-written);
+    :class:`InputError` naming the path when it cannot be written."""
     tmp = path.with_name(path.name + ".tmp")
-    data = json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n"
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    data = json_text(obj, indent=2) + "\n"
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise InputError(f"cannot write: {os_problem(exc)}", path=path) from None
     _fsync_dir(path.parent)
 
 
@@ -66,6 +135,14 @@ def read_json(path: Path) -> dict[str, Any]:
         raise InputError("no such file", path=path) from None
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (at byte {exc.start})", path=path) from None
+    except RecursionError:
+        raise InputError("not usable JSON: nested too deeply", path=path) from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise InputError(f"not usable JSON: {exc}", path=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {os_problem(exc)}", path=path) from None
     if not isinstance(data, dict):
         raise InputError(f"expected a JSON object, found {type(data).__name__}", path=path)
     return data
@@ -82,28 +159,51 @@ def parse_prediction_line(text: str, path: Path, line: int) -> Prediction:
             path=path,
             line=line,
         ) from None
+    except RecursionError:
+        raise InputError("not a prediction: JSON nested too deeply", path=path, line=line) from None
+    except ValueError as exc:  # an integer of more than 4,300 digits
+        raise InputError(f"not a prediction: {exc}", path=path, line=line) from None
     if not isinstance(data, dict):
         raise InputError(
             f"a prediction must be a JSON object, found {type(data).__name__}", path=path, line=line
         )
     try:
-        return Prediction.model_validate(data)
+        pred = Prediction.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or "record"
         raise InputError(
             f"not a prediction record: {where}: {first.get('msg')}", path=path, line=line
         ) from None
+    except RecursionError:
+        raise InputError("not a prediction: nested too deeply", path=path, line=line) from None
+    if not 0 <= pred.repeat < MAX_REPEATS:
+        raise InputError(
+            f"impossible repeat {_short_int(pred.repeat)} for {pred.id!r}: a repeat lies in "
+            f"0..{MAX_REPEATS - 1}",
+            path=path,
+            line=line,
+        )
+    return pred
+
+
+def _short_int(value: int) -> str:
+    if value.bit_length() > 64:
+        return f"{'-' if value < 0 else ''}2**{value.bit_length() - 1} or more"
+    return str(value)
 
 
 def read_predictions(path: str | Path) -> list[Prediction]:
     """Every prediction of a JSONL file, strictly: a truncated or malformed line is an error."""
     p = Path(path)
-    if not p.is_file():
-        raise InputError("no such predictions file", path=p)
+    try:
+        if not p.is_file():
+            raise InputError("no such predictions file", path=p)
+        with p.open("rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise InputError(f"cannot read: {os_problem(exc)}", path=p) from None
     out: list[Prediction] = []
-    with p.open("rb") as fh:
-        data = fh.read()
     lines = data.split(b"\n")
     for n, raw in enumerate(lines, 1):
         if not raw.strip():
@@ -114,6 +214,30 @@ def read_predictions(path: str | Path) -> list[Prediction]:
             raise InputError("not UTF-8 text", path=p, line=n) from None
         out.append(parse_prediction_line(text, p, n))
     return out
+
+
+def _check_entry(path: Path, *, directory: bool = False) -> None:
+    """An :class:`InputError` when ``path`` exists but cannot be what the run needs there: a
+    directory where a file belongs (or the reverse), a device, a dangling or looping symlink."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise InputError("a dangling symbolic link", path=path) from None
+        return
+    except NotADirectoryError:
+        raise InputError("a file is where a directory should be on this path", path=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot use: {os_problem(exc)}", path=path) from None
+    if directory:
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise InputError("no permission to write in this run directory", path=path)
+        return
+    if not stat.S_ISREG(st.st_mode):
+        what = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise InputError(f"is {what}; a run directory keeps a regular file here", path=path)
+    if not os.access(path, os.R_OK | os.W_OK):  # found now, not when the first line is written
+        raise InputError("no permission to read and write this file", path=path)
 
 
 def config_differences(
@@ -140,9 +264,16 @@ class RunStore:
 
     # -- locking ---------------------------------------------------------------------------------
     def __enter__(self) -> RunStore:
-        if self.root.exists() and not self.root.is_dir():
-            raise InputError("--out must be a directory, but a file is there", path=self.root)
-        self._lock_fd, self._made_lock = self._lock()
+        try:
+            if self.root.exists() and not self.root.is_dir():
+                raise InputError("--out must be a directory, but a file is there", path=self.root)
+            for entry in (self.root, self.run_path, self.predictions_path, self.results_path):
+                _check_entry(entry, directory=entry == self.root)
+            self._lock_fd, self._made_lock = self._lock()
+        except OSError as exc:
+            raise InputError(
+                f"cannot use this run directory: {os_problem(exc)}", path=exc.filename or self.root
+            ) from None
         return self
 
     def _make_root(self) -> None:
@@ -278,15 +409,18 @@ class RunStore:
         path = self.predictions_path
         if not path.is_file():
             return []
-        with path.open("rb") as fh:
-            data = fh.read()
-        end = data.rfind(b"\n") + 1  # bytes up to and including the last newline
-        if end < len(data):
-            with path.open("r+b") as fh:
-                fh.truncate(end)
-                fh.flush()
-                os.fsync(fh.fileno())
-            self.repaired_bytes = len(data) - end
+        try:
+            with path.open("rb") as fh:
+                data = fh.read()
+            end = data.rfind(b"\n") + 1  # bytes up to and including the last newline
+            if end < len(data):
+                with path.open("r+b") as fh:
+                    fh.truncate(end)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                self.repaired_bytes = len(data) - end
+        except OSError as exc:
+            raise InputError(f"cannot read and repair: {os_problem(exc)}", path=path) from None
         out: list[Prediction] = []
         for n, raw in enumerate(data[:end].split(b"\n")[:-1], 1):
             if not raw.strip():
@@ -306,7 +440,7 @@ class RunStore:
             self._fd = os.open(self.predictions_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             if new:
                 _fsync_dir(self.root)
-        line = (pred.model_dump_json() + "\n").encode("utf-8")
+        line = (prediction_line(pred) + "\n").encode("utf-8")
         view = memoryview(line)
         while view:
             written = os.write(self._fd, view)
@@ -342,3 +476,58 @@ def unique(preds: Iterable[Prediction]) -> Iterator[Prediction]:
         if key not in seen:
             seen.add(key)
             yield p
+
+
+def _some(items: Sequence[str], n: int = 5) -> str:
+    shown = ", ".join(repr(i) for i in items[:n])
+    return shown + (f" and {len(items) - n} more" if len(items) > n else "")
+
+
+def check_predictions(
+    preds: Sequence[Prediction],
+    *,
+    ids: Collection[str],
+    fingerprint: str | None,
+    path: str | Path,
+    repeats: int | None = None,
+    dataset: str = "the dataset",
+    advice: str = "",
+) -> None:
+    """Refuse predictions that cannot belong to one run: made on another dataset (fingerprint),
+    ids that are not among ``ids``, a ``(id, repeat)`` pair twice, a repeat outside
+    ``[0, repeats)`` (``[0, MAX_REPEATS)`` when ``repeats`` is ``None``).  ``toollab score`` and
+    a resumed ``toollab eval`` both call this, so a file one accepts the other accepts.
+    ``dataset`` names the data in messages; ``advice`` ends the foreign-dataset message."""
+    known = ids if isinstance(ids, set | frozenset | dict) else set(ids)
+    unknown = list(dict.fromkeys(p.id for p in preds if p.id not in known))
+    prints = sorted({p.dataset for p in preds if p.dataset})
+    if prints and prints != [fingerprint]:
+        hint = f"; {len(unknown)} of its ids are not in it ({_some(unknown)})" if unknown else ""
+        raise InputError(
+            f"these predictions were made on another dataset (fingerprint {', '.join(prints)}) "
+            f"than {dataset} (fingerprint {fingerprint}){hint}. {advice}".rstrip(),
+            path=path,
+        )
+    if unknown:
+        raise InputError(
+            f"{len(unknown)} prediction id(s) are not instances of {dataset}: {_some(unknown)}",
+            path=path,
+        )
+    top = MAX_REPEATS if repeats is None else repeats
+    bad = [f"{p.id}@{_short_int(p.repeat)}" for p in preds if not 0 <= p.repeat < top]
+    if bad:
+        raise InputError(
+            f"{len(bad)} prediction(s) have an impossible repeat (the run has {top}): {_some(bad)}",
+            path=path,
+        )
+    seen: set[tuple[str, int]] = set()
+    dups: list[str] = []
+    for p in preds:
+        key = (p.id, p.repeat)
+        if key in seen:
+            dups.append(f"{p.id}@{p.repeat}")
+        seen.add(key)
+    if dups:
+        raise InputError(
+            f"{len(dups)} prediction(s) appear more than once (id@repeat): {_some(dups)}", path=path
+        )

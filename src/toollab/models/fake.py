@@ -118,23 +118,25 @@ def _echo(req: ChatRequest) -> str:
 
 def load_script(path: str | Path) -> list[FakeOutput]:
     """Outputs from a JSON list or JSON lines file (strings or ``{text, tool_calls, error}``)."""
+    from toollab.data.jsonl import JSON_ERRORS, json_problem, read_text
+
     p = Path(path)
     if not p.is_file():
         raise InputError("fake model script not found", path=p)
-    text = p.read_text(encoding="utf-8")
+    text = read_text(p)  # clear errors for non-UTF-8 text, permissions, directories
     items: list[Any]
     try:
         data = json.loads(text)
         items = data if isinstance(data, list) else [data]
-    except json.JSONDecodeError:
+    except JSON_ERRORS:
         items = []
         for n, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             try:
                 items.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not JSON: {exc.msg}", path=p, line=n) from None
+            except JSON_ERRORS as exc:
+                raise InputError(f"not JSON: {json_problem(exc)}", path=p, line=n) from None
     return [_script_item(item, p, i) for i, item in enumerate(items)]
 
 

@@ -12,6 +12,9 @@ import json
 import math
 import re
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -190,12 +193,18 @@ def load_json_or_literal(text: str) -> tuple[bool, Any, str]:
     return False, None, reason
 
 
+#: Deepest nesting of lists and objects accepted in a call's arguments; deeper ones make the call
+#: unusable (a parse error, data to score): real arguments are a few levels deep, and records
+#: must stay serializable (pydantic refuses ~255 levels).
+MAX_VALUE_DEPTH = 100
+
+
 def jsonable(value: Any, _depth: int = 0) -> Any:
     """``value`` made JSON-compatible: tuples and sets become lists, bytes and other objects
-    strings, dict keys strings, lone surrogates are replaced.  Raises RecursionError only beyond
-    a depth no decoder produces."""
-    if _depth > 500:
-        raise RecursionError("value nested too deeply")
+    strings, dict keys strings, lone surrogates are replaced.  Raises RecursionError beyond
+    :data:`MAX_VALUE_DEPTH` levels."""
+    if _depth > MAX_VALUE_DEPTH:
+        raise RecursionError(f"value nested too deeply (more than {MAX_VALUE_DEPTH} levels)")
     if isinstance(value, str):
         return scrub(value)
     if value is None or isinstance(value, bool | int):
@@ -280,7 +289,93 @@ def _show(value: Any) -> str:
 
 #: Largest integer (in bits) an arithmetic expression may produce; keeps ``10**10**9`` out.
 MAX_INT_BITS = 4096
+#: Longest sequence (list, tuple, string) one operation may produce.
 MAX_SEQ_LEN = 100_000
+#: Most the values computed for one output may weigh *in total*: a list counts its items, a
+#: string its characters, nested values in full (``[[1]*1000]*1000`` weighs a million), so work
+#: and memory stay bounded however the operations are combined.
+MAX_TOTAL_SIZE = 1_000_000
+
+
+class _Budget:
+    """What is left of :data:`MAX_TOTAL_SIZE` for one output, and the sizes of the values
+    computed so far (kept alive, so that their ids stay theirs)."""
+
+    def __init__(self, limit: int) -> None:
+        self.left = limit
+        self.limit = limit
+        self.sizes: dict[int, int] = {}
+        self.keep: list[Any] = []
+
+    def size(self, value: Any) -> int:
+        return value_size(value, self.left + 1, self.sizes)
+
+    def spend(self, value: Any, size: int) -> None:
+        self.left -= size
+        if self.left < 0:
+            raise UnsafeExpression(
+                f"values too large in total (more than {self.limit:,} items and characters)"
+            )
+        if isinstance(value, list | tuple):
+            self.sizes[id(value)] = size
+            self.keep.append(value)
+
+
+_BUDGET: ContextVar[_Budget | None] = ContextVar("toollab_parse_budget", default=None)
+
+
+@contextmanager
+def work_budget(limit: int = MAX_TOTAL_SIZE) -> Iterator[None]:
+    """Bound the total size of every value :func:`safe_arith` computes inside the block."""
+    token = _BUDGET.set(_Budget(limit))
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+def value_size(value: Any, cap: int, _memo: dict[int, int] | None = None) -> int:
+    """The expanded size of ``value`` (items of lists and tuples, characters of strings; a
+    shared sub-list counted every time it occurs), or a number above ``cap`` as soon as it
+    exceeds it.  Linear in the number of distinct lists."""
+    if isinstance(value, str | bytes):
+        return len(value) + 1
+    if not isinstance(value, list | tuple):
+        return 1
+    memo = {} if _memo is None else _memo
+    key = id(value)
+    if key in memo:
+        return memo[key]
+    total = 1
+    for item in value:
+        if isinstance(item, list | tuple):
+            total += value_size(item, cap, memo)
+        elif isinstance(item, str | bytes):
+            total += len(item) + 1
+        else:
+            total += 1
+        if total > cap:
+            return total  # not memoized: a partial count
+    memo[key] = total
+    return total
+
+
+def _spend(op: ast.operator | None, left: Any, right: Any, result: Any) -> None:
+    """Charge ``result`` (of ``left op right``) to the output's budget; its size follows from
+    the operands' for repetition and concatenation, so the result is never walked."""
+    budget = _BUDGET.get()
+    if budget is None:
+        budget = _Budget(MAX_TOTAL_SIZE)  # one expression on its own
+    if not isinstance(result, str | bytes | list | tuple):
+        size = 1
+    elif isinstance(op, ast.Mult):
+        seq, count = (left, right) if isinstance(right, int) else (right, left)
+        size = 1 + max(int(count), 0) * (budget.size(seq) - 1)
+    elif isinstance(op, ast.Add):
+        size = budget.size(left) + budget.size(right) - 1
+    else:
+        size = budget.size(result)
+    budget.spend(result, size)
 
 
 class UnsafeExpression(ValueError):
@@ -330,6 +425,7 @@ def safe_arith(node: ast.AST) -> Any:
             raise UnsafeExpression(f"unsupported operator {type(node.op).__name__}")
         result = op(left, right)
         _check_size(result)
+        _spend(node.op, left, right, result)
         return result
     raise UnsafeExpression(f"cannot evaluate {type(node).__name__} safely")
 

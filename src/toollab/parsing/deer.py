@@ -44,6 +44,7 @@ from toollab.parsing._text import (
     scrub,
     strip_or_none,
     too_long_for_ast,
+    work_budget,
 )
 from toollab.parsing.base import ParseResult, register_parser
 from toollab.parsing.python_calls import resolve_value
@@ -135,10 +136,11 @@ def parse_call_text(call_text: str) -> tuple[ToolCall | None, str, dict[str, Any
         return None, f"call text is not a Python call ({reason}): {clip(src, 80)}", details
     try:
         args: dict[str, Any] = {}
-        for kw in node.keywords:
-            if kw.arg is None:
-                return None, "call uses keyword unpacking (**)", details
-            args[kw.arg] = resolve_value(kw.value)
+        with work_budget():  # computed values bounded in total, as for the python format
+            for kw in node.keywords:
+                if kw.arg is None:
+                    return None, "call uses keyword unpacking (**)", details
+                args[kw.arg] = resolve_value(kw.value)
         if node.args:
             details["positional_args"] = len(node.args)
         return make_call(dotted_name(node.func), args, where="#CallAPI# call"), "", details

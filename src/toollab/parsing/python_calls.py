@@ -11,7 +11,7 @@ Decoding follows BFCL's ``default_decode_ast_prompting`` → ``ast_parse`` (see
    (:class:`ParseResult` counts them in ``details["positional_args"]``); values are resolved like
    BFCL's ``resolve_ast_by_type``: literals, lists, dicts, tuples, a unary operator on a constant
    gives its *negation* (BFCL's rule, so ``+5`` reads as ``-5``), arithmetic on literals is
-   computed (safely, with size limits), a bare name gives its identifier, a call without keywords
+   computed (safely, with size limits on each operation and on the total), a bare name gives its identifier, a call without keywords
    its source text, a call with keywords a nested ``{name: {...}}``, a subscript its source text.
 
 Any failure is ``ast_decoder:decoder_failed``; the parser also refuses texts longer than
@@ -40,6 +40,7 @@ from toollab.parsing._text import (
     scrub,
     strip_or_none,
     too_long_for_ast,
+    work_budget,
 )
 from toollab.parsing.base import ParseResult, register_parser
 from toollab.schema import ToolCall
@@ -119,21 +120,27 @@ def _decode(
         raise BfclDecodeError(DECODER_FAILED, f"not a list of calls but {type(body).__name__}")
     decoded: list[dict[str, dict[str, Any]]] = []
     positional: list[int] = []
-    for i, node in enumerate(nodes):
-        if not isinstance(node, ast.Call):
-            raise BfclDecodeError(
-                DECODER_FAILED, f"element {i} is a {type(node).__name__}, not a call"
-            )
-        try:
-            decoded.append(_resolve_call(node))
-        except (_Unsupported, UnsafeExpression, *DECODE_ERRORS) as exc:
-            raise BfclDecodeError(
-                DECODER_FAILED, f"call {i}: {clip(str(exc) or type(exc).__name__, 160)}"
-            ) from None
-        positional.append(len(node.args))
+    with work_budget():  # the total size of computed values, across every call of the output
+        for i, node in enumerate(nodes):
+            _resolve_into(decoded, positional, i, node)
     if not bfcl_is_function_calling_format(decoded):
         raise BfclDecodeError(WRONG_OUTPUT_FORMAT, "not a list of {name: {params}} objects")
     return decoded, positional
+
+
+def _resolve_into(
+    decoded: list[dict[str, dict[str, Any]]], positional: list[int], i: int, node: ast.expr
+) -> None:
+    """Append the resolved call ``node`` (element ``i``) and its positional-argument count."""
+    if not isinstance(node, ast.Call):
+        raise BfclDecodeError(DECODER_FAILED, f"element {i} is a {type(node).__name__}, not a call")
+    try:
+        decoded.append(_resolve_call(node))
+    except (_Unsupported, UnsafeExpression, *DECODE_ERRORS) as exc:
+        raise BfclDecodeError(
+            DECODER_FAILED, f"call {i}: {clip(str(exc) or type(exc).__name__, 160)}"
+        ) from None
+    positional.append(len(node.args))
 
 
 def _resolve_call(node: ast.Call) -> dict[str, dict[str, Any]]:

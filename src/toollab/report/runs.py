@@ -114,7 +114,14 @@ def load_run(path: str | Path) -> RunView:
         )
         raise InputError(f"no {RESULTS} here; {hint}", path=p)
     results = read_json(results_path)
-    config = read_json(p / RUN_JSON) if (p / RUN_JSON).is_file() else dict(results.get("run") or {})
+    run = results.get("run")
+    config = (
+        read_json(p / RUN_JSON)
+        if (p / RUN_JSON).is_file()
+        else dict(run)
+        if isinstance(run, dict)
+        else {}
+    )
     if not isinstance(results.get("metrics"), dict):
         raise InputError(
             "not a toollab results file: it has no 'metrics' object", path=results_path

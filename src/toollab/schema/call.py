@@ -167,8 +167,10 @@ class ToolCall(BaseModel):
         if isinstance(args, str):
             try:
                 args = json.loads(args) if args.strip() else {}
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{where}: arguments are not JSON: {exc}") from None
+            except (ValueError, RecursionError) as exc:  # syntax, too deep, a huge integer
+                raise InputError(
+                    f"{where}: arguments are not JSON: {str(exc)[:200] or 'nested too deeply'}"
+                ) from None
             if not isinstance(args, dict):
                 raise InputError(
                     f"{where}: arguments must be a JSON object, got JSON {_json_kind(args)}"

@@ -24,7 +24,13 @@ from toollab.errors import InputError, ToolSchemaError, UnknownToolError, UsageE
 from toollab.schema import Tool, ToolCall
 from toollab.tools.decorator import ToolFunction
 from toollab.tools.formats import FORMATS, record_format, tool_from_record, tool_to_record
-from toollab.tools.sources import YAML_SUFFIXES, Record, python_tools, yaml_records
+from toollab.tools.sources import (
+    YAML_SUFFIXES,
+    Record,
+    python_tools,
+    scan_python_tools,
+    yaml_records,
+)
 from toollab.tools.validation import (
     check_tool_schema,
     tool_warnings,
@@ -119,7 +125,7 @@ def _records(path: Path, text: str) -> Iterator[Record]:
     if path.suffix.lower() == ".json" and text.strip():
         try:
             whole = json.loads(text)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # reported record by record below
             whole = None
         if isinstance(whole, dict) and isinstance(whole.get("tools"), list):
             return _malformed(scan_array(text, text.index('"tools"'), whole=False))
@@ -156,20 +162,23 @@ def check_format(fmt: str | None) -> str | None:
 
 
 def read_pool_file(
-    path: str | Path, *, fmt: str | None = None
+    path: str | Path, *, fmt: str | None = None, import_python: bool = False
 ) -> tuple[list[tuple[int, Tool]], list[Problem]]:
     """Every tool of a pool file with its line, and every problem found on the way.
 
     ``fmt`` (``toollab``, ``openai``, ``seal-tools``) requires every JSON/YAML record to be in that
-    format; ``None`` or ``"auto"`` accepts any.  A ``.py`` file is imported and its ``@tool``
-    functions are the tools (see :mod:`toollab.tools.sources`).  Problems include warnings
-    (``severity="warning"``, e.g. an unknown type name); a file without any tool is an error."""
-    found, problems = _read(path, fmt)
+    format; ``None`` or ``"auto"`` accepts any.  A ``.py`` file is only read, not run: its
+    syntax and its ``@tool`` functions are found without importing it, and a warning says their
+    schemas were not built; with ``import_python=True`` it is imported (its code runs) and its
+    ``@tool`` functions are the tools (see :mod:`toollab.tools.sources`).  Problems include
+    warnings (``severity="warning"``, e.g. an unknown type name); a file without any tool is an
+    error."""
+    found, problems = _read(path, fmt, import_python=import_python)
     return [(line, t) for line, t, _ in found], problems
 
 
 def _read(
-    path: str | Path, fmt: str | None
+    path: str | Path, fmt: str | None, *, import_python: bool = True
 ) -> tuple[list[tuple[int, Tool, ToolFunction | None]], list[Problem]]:
     fmt = check_format(fmt)
     p = Path(path)
@@ -178,7 +187,14 @@ def _read(
         return [], [Problem(shown, None, "no such file")]
     if p.is_dir():
         return [], [Problem(shown, None, "is a directory, not a tool pool file")]
+    if not p.is_file():  # a FIFO would block forever
+        return [], [Problem(shown, None, "not a regular file (a pipe or a device?)")]
     if p.suffix.lower() == ".py":
+        if not import_python:
+            return [], [
+                Problem(shown, line, problem, severity=severity)
+                for line, problem, severity in scan_python_tools(p)
+            ]
         return _read_python(p, shown)
     try:
         text = read_text(p)
@@ -272,9 +288,12 @@ def _check_records(
     return tools, problems
 
 
-def validate_file(path: str | Path, *, fmt: str | None = None) -> list[Problem]:
-    """Every problem of a pool file, warnings included (``[]`` when it is clean)."""
-    return read_pool_file(path, fmt=fmt)[1]
+def validate_file(
+    path: str | Path, *, fmt: str | None = None, import_python: bool = False
+) -> list[Problem]:
+    """Every problem of a pool file, warnings included (``[]`` when it is clean); a ``.py``
+    file is imported (run) only with ``import_python=True``."""
+    return read_pool_file(path, fmt=fmt, import_python=import_python)[1]
 
 
 class ToolPool:

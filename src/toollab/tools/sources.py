@@ -2,12 +2,15 @@
 
 * ``.yaml`` / ``.yml``: a list of tool records (any format JSON pool files accept), or a mapping
   with a ``tools`` list; each record is located by the line it starts on.
-* ``.py``: the module is imported (it is the user's own code) and every module-level ``@tool``
-  function becomes a tool *with its implementation*, located by its ``def`` line.
+* ``.py``: loading a pool (``ToolPool.load``) imports the module (it is the user's own code) and
+  every module-level ``@tool`` function becomes a tool *with its implementation*, located by its
+  ``def`` line.  *Validating* a file does not run it: :func:`scan_python_tools` reads its syntax
+  and finds its ``@tool`` functions without importing it.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.util
 import inspect
@@ -15,7 +18,7 @@ import sys
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from toollab.tools.decorator import ToolFunction
 
@@ -29,14 +32,16 @@ def yaml_records(text: str) -> Iterator[Record]:
     """The tool records of a YAML document, each with the line it starts on."""
     import yaml
 
+    from toollab.data.yaml_limits import YamlLimitError, load_yaml
+
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        root, data = load_yaml(text)  # aliases, depth, line length and integers bounded
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        yield line, None, None, f"malformed YAML: {problem}"
+        what = "YAML beyond a limit" if isinstance(exc, YamlLimitError) else "malformed YAML"
+        yield line, None, None, f"{what}: {problem}"
         return
     if root is None:
         return
@@ -58,6 +63,52 @@ def yaml_records(text: str) -> Iterator[Record]:
         return
     for i, (child, value) in enumerate(zip(node.value, items, strict=True), start=1):
         yield child.start_mark.line + 1, i, value, None
+
+
+def _is_tool_decorator(node: ast.expr) -> bool:
+    target = node.func if isinstance(node, ast.Call) else node
+    if isinstance(target, ast.Name):
+        return target.id == "tool"
+    return isinstance(target, ast.Attribute) and target.attr == "tool"
+
+
+def scan_python_tools(path: Path) -> list[tuple[int | None, str, Literal["error", "warning"]]]:
+    """``(line, problem, severity)`` for a ``.py`` tool file read without importing it: a syntax
+    error, no ``@tool`` function, or (a warning) the ``@tool`` functions whose schemas are built
+    only when the module is imported."""
+    from toollab.data.jsonl import read_text
+    from toollab.errors import InputError
+
+    try:
+        source = read_text(path)
+    except InputError as exc:
+        return [(None, exc.problem, "error")]
+    try:
+        tree = ast.parse(source, filename=str(path))
+    except SyntaxError as exc:
+        return [(exc.lineno, f"Python syntax error: {exc.msg}", "error")]
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return [
+            (None, f"cannot be read as Python: {str(exc)[:200] or type(exc).__name__}", "error")
+        ]
+    found = [
+        (node.lineno, node.name)
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and any(_is_tool_decorator(d) for d in node.decorator_list)
+    ]
+    if not found:
+        return [(None, "the module defines no @tool functions", "error")]
+    names = ", ".join(f"{name} (line {line})" for line, name in found)
+    return [
+        (
+            found[0][0],
+            f"not imported, so the schemas of its {len(found)} @tool function(s) were not built "
+            f"or checked: {names}; validating does not run the module's code (import it to "
+            "check them: ToolPool.load, or validate_file(..., import_python=True))",
+            "warning",
+        )
+    ]
 
 
 def python_tools(path: Path) -> tuple[list[tuple[int, ToolFunction]], list[tuple[int | None, str]]]:

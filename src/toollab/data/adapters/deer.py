@@ -34,7 +34,7 @@ from toollab.data.base import (
     register_adapter,
     tool_pool,
 )
-from toollab.data.jsonl import Record, read_records, require_object
+from toollab.data.jsonl import JSON_ERRORS, Record, read_records, require_object
 from toollab.data.pysig import parse_call_text, parse_signature
 from toollab.data.types import TOOLBENCH_TYPES, object_schema, type_schema
 from toollab.errors import InputError
@@ -189,7 +189,7 @@ def _toolbench_parameters(params: Any, rec: Record, tool: str) -> dict[str, Any]
     if isinstance(params, str):
         try:
             params = json.loads(params) if params.strip() else {}
-        except json.JSONDecodeError:
+        except JSON_ERRORS:
             params = _literal(params, rec, f"parameters of {tool!r}")
     props: dict[str, Any] = {}
     if isinstance(params, dict):

@@ -118,7 +118,7 @@ class Judge:
         opts = self.options
         decoding = [opts.max_tokens, opts.temperature, opts.top_p]
         blob = json.dumps([self.name, decoding, messages], ensure_ascii=False, sort_keys=True)
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+        return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
     def _load(self, path: Path) -> None:
         try:
@@ -141,7 +141,8 @@ class Judge:
         self._cache[key] = text
         if self.cache_path is None or self.cache_error is not None:
             return
-        line = json.dumps({"key": key, "judge": self.name, "text": text}, ensure_ascii=False)
+        # ASCII escapes: a lone surrogate in a model's text cannot break the cache file
+        line = json.dumps({"key": key, "judge": self.name, "text": text}, ensure_ascii=True)
         try:
             self.cache_path.parent.mkdir(parents=True, exist_ok=True)
             with self._lock, self.cache_path.open("a", encoding="utf-8") as fh:
