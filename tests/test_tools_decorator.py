@@ -255,7 +255,12 @@ def test_method_tool_schema_leaves_out_self() -> None:
                 "description": "Heating or cooling.",
             },
             "room": {"type": "string", "description": "Which room (all rooms when left out)."},
-            "zones": {"type": "array", "items": {"type": "string"}, "minItems": 1, "default": ["main"]},
+            "zones": {
+                "type": "array",
+                "items": {"type": "string"},
+                "minItems": 1,
+                "default": ["main"],
+            },
         },
         "required": ["celsius"],
     }
