@@ -33,3 +33,69 @@ def test_tool_schemas_unchanged(name: str) -> None:
         assert got == want, got["name"]
         # the same JSON text: key order included
         assert json.dumps(got) == json.dumps(want), got["name"]
+
+
+def _doc_example() -> str:
+    text = (Path(__file__).parents[1] / "docs" / "environments.md").read_text(encoding="utf-8")
+    section = text.split("## Write your own environment", 1)[1]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_write_your_own_environment_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The docs' example runs as written and prints what its comments say."""
+    from toollab.envs import base
+
+    code = _doc_example()
+    saved = dict(base._ENVS)
+    try:
+        exec(compile(code, "docs/environments.md", "exec"), {"__name__": "doc_example"})
+    finally:
+        base._ENVS.clear()
+        base._ENVS.update(saved)
+    printed = capsys.readouterr().out.splitlines()
+    expected = [
+        line.split("# ", 1)[1].strip()
+        for line in code.splitlines()
+        if line.startswith("# ") or (line.startswith("print(") and "# " in line)
+    ]
+    assert printed == expected
+    assert "thermostat" not in env_names()
+
+
+def test_environment_tools_are_a_pool_the_executor_runs() -> None:
+    """An environment's pool is an ordinary ToolPool: the Executor runs its bound methods."""
+    from toollab.envs import get_env
+    from toollab.schema import ToolCall
+    from toollab.tools import Executor
+
+    env = get_env("home_search")
+    calls = [
+        ToolCall(name="set_location", arguments={"location": "Austin"}),
+        ToolCall(name="set_buy_or_rent", arguments={"buy_or_rent": "rent"}),
+        ToolCall(name="set_num_beds", arguments={"num_beds": -1}),
+        ToolCall(name="set_num_baths", arguments={"num_baths": 1.5}),
+    ]
+    with Executor(env.pool, parallel=False) as ex:
+        res = ex.execute(calls)
+    assert [r.error_kind for r in res] == [None, None, "validation", None]
+    assert env.state() == {"location": "Austin", "buy_or_rent": "rent", "num_baths": 1.5}
+    crashed = env.run(calls)
+    assert crashed.crashed and crashed.reason == "bad_arguments" and crashed.failed_call == 2
+    assert "num_beds" in (crashed.error or "")
+
+
+def test_references_resolve_through_the_shared_path() -> None:
+    from toollab.envs import get_env
+    from toollab.schema import Ref, ToolCall
+
+    env = get_env("text_generation")
+    ok = env.run(
+        [
+            ToolCall(name="make_slug", arguments={"text": "Hello World"}, outputs=["s"]),
+            ToolCall(name="count_words", arguments={"text": Ref("s", field="slug")}),
+        ]
+    )
+    assert not ok.crashed, ok.error
+    missing = env.run([ToolCall(name="count_words", arguments={"text": Ref("nowhere")})])
+    assert missing.crashed and missing.reason == "bad_arguments"
+    assert "nowhere" in (missing.error or "")

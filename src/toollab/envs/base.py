@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -129,25 +129,6 @@ def _canon(v: Any) -> str:
 def canonical_json(v: Any) -> str:
     """A stable text form of a JSON value (sorted keys)."""
     return _canon(v)
-
-
-def make_tool(
-    name: str,
-    description: str,
-    properties: dict[str, dict[str, Any]] | None = None,
-    required: Iterable[str] = (),
-    returns: dict[str, Any] | None = None,
-    category: str | None = None,
-) -> Tool:
-    """A tool with a JSON-schema parameters object (unknown keys are refused at execution)."""
-    params: dict[str, Any] = {
-        "type": "object",
-        "properties": dict(properties or {}),
-        "required": list(required),
-    }
-    return Tool(
-        name=name, description=description, parameters=params, returns=returns, category=category
-    )
 
 
 @runtime_checkable

@@ -108,7 +108,7 @@ class FavouritesEnv(Environment):
             raise EnvError(f"no image with id {image_id!r}", NOT_FOUND)
         return self.by_id[image_id]
 
-    # -- handlers ------------------------------------------------------------------------------
+    # -- tools ---------------------------------------------------------------------------------
     @tool(returns=False)
     def search_images(
         self,

@@ -39,7 +39,7 @@ from toollab.envs.splits import (
     task_set,
 )
 from toollab.envs.tasks import TASKSETS
-from toollab.envs.tasks.common import Task, TaskSet, TemplateError
+from toollab.envs.tasks.common import Goal, TaskSet, TemplateError
 from toollab.errors import UsageError, did_you_mean
 from toollab.schema import Decision, Instance
 
@@ -184,7 +184,7 @@ def _call_instance(
     raise _exhausted(ts.env, "Call", split, len(seen))
 
 
-def _check_gold(env: Environment, env_seed: int, task: Task, template: str) -> list[dict[str, Any]]:
+def _check_gold(env: Environment, env_seed: int, task: Goal, template: str) -> list[dict[str, Any]]:
     """Every program executes, and every alternative leaves the gold program's final state;
     returns the programs' final states (the labels)."""
     states: list[dict[str, Any]] = []

@@ -37,7 +37,7 @@ class HomeSearchEnv(Environment):
     def state(self) -> dict[str, Any]:
         return dict(self.criteria)
 
-    # -- handlers ----------------------------------------------------------------------------
+    # -- tools -------------------------------------------------------------------------------
     @tool(returns=False)
     def set_location(self, location: str) -> str:
         """Set the city to search in. Must be the first call."""

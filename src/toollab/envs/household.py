@@ -84,51 +84,6 @@ OBJECTS: dict[str, tuple[str, frozenset[str]]] = {
 #: switched on at the start
 INITIALLY_ON = ("radio", "lamp")
 
-_ONE = "one object"
-#: action -> (arity, description)
-ACTIONS: dict[str, tuple[int, str]] = {
-    "Walk": (1, "Walk to a room or an object."),
-    "Run": (1, "Run to a room or an object."),
-    "Find": (1, "Go to an object so that it is within reach."),
-    "TurnTo": (1, "Turn towards an object within reach."),
-    "LookAt": (1, "Look at an object within reach."),
-    "PointAt": (1, "Point at an object within reach."),
-    "Touch": (1, "Touch an object within reach."),
-    "Grab": (1, "Pick up an object within reach (two hands)."),
-    "Release": (1, "Put down a held object on the floor."),
-    "PutBack": (2, "Put a held object on a surface within reach."),
-    "PutIn": (2, "Put a held object into an open container within reach."),
-    "PourInto": (2, "Pour a held drink into a container."),
-    "Open": (1, "Open an object within reach."),
-    "Close": (1, "Close an object within reach."),
-    "SwitchOn": (1, "Switch on an appliance within reach."),
-    "SwitchOff": (1, "Switch off an appliance within reach."),
-    "PlugIn": (1, "Plug in an appliance within reach."),
-    "PlugOut": (1, "Unplug an appliance within reach."),
-    "Sit": (1, "Sit on something within reach."),
-    "Lie": (1, "Lie on something within reach."),
-    "StandUp": (0, "Stand up."),
-    "Sleep": (0, "Fall asleep (lying down)."),
-    "WakeUp": (0, "Wake up."),
-    "Read": (1, "Read a held text."),
-    "Watch": (1, "Watch a switched-on screen within reach."),
-    "Type": (1, "Type on a keyboard or computer within reach."),
-    "Push": (1, "Push furniture within reach."),
-    "Pull": (1, "Pull furniture within reach."),
-    "Move": (1, "Move furniture within reach."),
-    "Wash": (1, "Wash an object, held or within reach."),
-    "Rinse": (1, "Rinse an object, held or within reach."),
-    "Scrub": (1, "Scrub an object, held or within reach."),
-    "Wipe": (1, "Wipe an object, held or within reach."),
-    "Drink": (1, "Drink a held drink."),
-    "Eat": (1, "Eat held food."),
-    "Cut": (1, "Cut food within reach while holding the knife."),
-    "Squeeze": (1, "Squeeze a held or reachable object."),
-    "PutOn": (1, "Put on a held piece of clothing."),
-    "TakeOff": (1, "Take off a worn piece of clothing."),
-    "Greet": (1, "Greet a person within reach."),
-}
-
 
 @register_env("household")
 class HouseholdEnv(Environment):
@@ -255,7 +210,7 @@ class HouseholdEnv(Environment):
         self.near.add(target)
         return f"next to {target}"
 
-    # -- handlers: movement and attention ---------------------------------------------------------
+    # -- tools: movement and attention ---------------------------------------------------------
     @tool(returns=False)
     def Walk(self, object: str) -> str:
         """Walk to a room or an object."""
@@ -553,3 +508,7 @@ class HouseholdEnv(Environment):
         """Greet a person within reach."""
         self._reach(object, "person")
         return self._mark(object, "greeted")
+
+
+#: the 40 actions, in the order they are offered
+ACTIONS: tuple[str, ...] = tuple(t.name for t in HouseholdEnv.declared_tools())

@@ -209,7 +209,7 @@ class SpreadsheetEnv(Environment):
                         vals.append(v)
         return vals
 
-    # -- handlers ------------------------------------------------------------------------------
+    # -- tools ---------------------------------------------------------------------------------
     @tool(returns=False)
     def update_cell(
         self, cell: Annotated[str, Param(pattern="^[A-Z]{1,2}[1-9][0-9]*$")], value: str | float
