@@ -5,6 +5,9 @@ Prints one JSON object:
 * ``generate``: instances per second of ``generate(env, "train", N)`` per environment (every gold
   program is executed while generating);
 * ``execute``: gold programs executed and checked per second, per environment;
+* ``call_us``: microseconds per executed call (gold programs run with ``env.run``, reset and final
+  state included), per environment and over all calls (``call_us.all``); run the script against
+  two checkouts (``PYTHONPATH=<checkout>/src``) to compare the cost of the call path;
 * ``oracle_bench``: wall time of ``toollab bench --model oracle --limit 2`` (all environments);
 * ``bench`` (with ``--bundled``): wall time and figures of the default ``toollab bench`` run on the
   bundled model (about ten minutes on 2 cores; wrap in ``flock /tmp/toollab-heavy.lock``).
@@ -35,7 +38,8 @@ def main() -> None:
     from toollab.envs.bench import run_bench
     from toollab.envs.generate import generate
 
-    out: dict[str, Any] = {"n": args.n, "generate": {}, "execute": {}}
+    out: dict[str, Any] = {"n": args.n, "generate": {}, "execute": {}, "call_us": {}}
+    total_calls, total_s = 0, 0.0
     for name in env_names():
         generate(name, "train", 2, seed=99)  # warm the split plan (a one-off probe per environment)
         t0 = time.perf_counter()
@@ -50,6 +54,17 @@ def main() -> None:
             ex = env.run(list(inst.gold), seed)
             env.check(ex.state, env.label_states([inst.gold], seed))
         out["execute"][name] = round(len(calls) / (time.perf_counter() - t0), 1)
+        programs = [(list(inst.gold), inst.metadata["seed"]) for inst in calls]
+        n_calls = 3 * sum(len(p) for p, _ in programs)
+        t0 = time.perf_counter()
+        for _ in range(3):
+            for prog, seed in programs:
+                env.run(prog, seed)
+        run_s = time.perf_counter() - t0
+        out["call_us"][name] = round(1e6 * run_s / max(n_calls, 1), 1)
+        total_calls += n_calls
+        total_s += run_s
+    out["call_us"]["all"] = round(1e6 * total_s / max(total_calls, 1), 1)
 
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
