@@ -357,7 +357,7 @@ def split_complexity(
     t, e = _programs(tests), _programs(examples)
     if not t or not e:
         return None
-    return round(api_complexity_score(t, e, len(env_class(env_name)().tools)), 3)
+    return round(api_complexity_score(t, e, len(env_class(env_name).declared_tools())), 3)
 
 
 def loo_complexity(env_name: str, instances: Sequence[Instance]) -> float | None:
@@ -373,7 +373,7 @@ def loo_complexity(env_name: str, instances: Sequence[Instance]) -> float | None
     progs = _programs(instances)
     if len(progs) < 2:
         return None
-    size = len(env_class(env_name)().tools)
+    size = len(env_class(env_name).declared_tools())
     keys = [tuple(sorted(p)) for p in progs]
     distinct = sorted(set(keys))
     # the distance depends only on the two combinations: compute each pair once

@@ -61,6 +61,21 @@ class WorkspaceEnv(Environment):
     description = "Manage files in a workspace: create, append, read, move, copy, delete, edit."
     scenario = "AM"
 
+    def __init__(self) -> None:
+        self._dir: Path | None = None
+        #: the base files' text as last written (None: nothing written yet)
+        self._written: dict[str, str] | None = None
+        self._touched: set[str] = set()
+        super().__init__()
+
+    @property
+    def _root(self) -> Path:
+        """The workspace directory, made on first use and removed with the environment."""
+        if self._dir is None:
+            self._dir = Path(tempfile.mkdtemp(prefix="toollab-ws-")).resolve()
+            self._finalizer = weakref.finalize(self, shutil.rmtree, str(self._dir), True)
+        return self._dir
+
     def reset(self, seed: int = 0) -> None:
         # the files are brought in line lazily, on the first call or state() after a reset
         self.seed = seed
@@ -72,9 +87,6 @@ class WorkspaceEnv(Environment):
             return
         self._synced = True
         seed = self.seed
-        if getattr(self, "_root", None) is None:
-            self._root = Path(tempfile.mkdtemp(prefix="toollab-ws-")).resolve()
-            self._finalizer = weakref.finalize(self, shutil.rmtree, str(self._root), True)
         base_dirs = {
             p.as_posix() for rel in BASE_FILES for p in PurePosixPath(rel).parents if str(p) != "."
         }
@@ -86,16 +98,14 @@ class WorkspaceEnv(Environment):
             elif p.is_dir() and rel not in base_dirs:
                 shutil.rmtree(p, ignore_errors=True)
         # rewrite only the base files a program touched (or whose seeded content differs)
-        fresh = not hasattr(self, "_written")
-        if fresh:
-            self._written: dict[str, str] = {}
-            self._touched: set[str] = set()
+        fresh = self._written is None
+        written = self._written or {}
         for rel in BASE_FILES:
             text = _base_text(rel, seed)
             if (
                 fresh
                 or rel in self._touched
-                or self._written.get(rel) != text
+                or written.get(rel) != text
                 or not (self._root / rel).is_file()
             ):
                 f = self._root / rel
