@@ -99,3 +99,27 @@ def test_references_resolve_through_the_shared_path() -> None:
     missing = env.run([ToolCall(name="count_words", arguments={"text": Ref("nowhere")})])
     assert missing.crashed and missing.reason == "bad_arguments"
     assert "nowhere" in (missing.error or "")
+
+
+def test_one_environment_protocol() -> None:
+    """Capabilities are types: every environment executes calls; household alone scores plans."""
+    from toollab.envs import CallExecutor, Environment, PlanScored, get_env
+    from toollab.tools import ToolPool
+
+    for name in env_names():
+        cls = env_class(name)
+        assert issubclass(cls, Environment)
+        assert [t.name for t in cls.declared_tools()] == [t["name"] for t in RECORDED[name]]
+    env = get_env("household")
+    assert isinstance(env, CallExecutor) and isinstance(env, PlanScored)
+    assert not isinstance(get_env("weather"), PlanScored)
+    assert isinstance(env.pool, ToolPool) and env.pool.names == env.tool_names
+    assert env.action_text(env.normalize(env_call("Find", object="Remote Control"))) == (
+        "Find(object='remote_control')"
+    )
+
+
+def env_call(name: str, **arguments: object):  # type: ignore[no-untyped-def]
+    from toollab.schema import ToolCall
+
+    return ToolCall(name=name, arguments=arguments)

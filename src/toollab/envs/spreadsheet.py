@@ -68,7 +68,6 @@ VALUE_CAP: dict[str, int] = {"grades": 100}
 OPERATORS = ("==", "!=", ">", ">=", "<", "<=", "contains")
 _CELL = re.compile(r"^([A-Z]{1,2})([1-9]\d*)$")
 _RANGE = re.compile(r"\b([A-Z]{1,2}[1-9]\d*):([A-Z]{1,2}[1-9]\d*)\b")
-_VALUE = {"type": ["string", "number"]}
 _BIN: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,

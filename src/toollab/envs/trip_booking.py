@@ -33,6 +33,8 @@ BOOKING_TYPES = ("hotels", "trip tickets", "both")
 TRANSPORT = ("flight", "train", "bus", "cruise")
 SEAT_CLASSES = ("economy", "premium economy", "business", "first")
 DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
+#: a "YYYY-MM-DD" date
+IsoDate = Annotated[str, Param(pattern=DATE_PATTERN)]
 
 REQUIRED = {
     "trip tickets": ("means_of_transportation", "location_from", "location_to", "departure_date"),
@@ -117,24 +119,22 @@ class TripBookingEnv(Environment):
         return self._set("location", location, "loc")
 
     @tool(returns=False)
-    def set_departure_date(
-        self, date: Annotated[str, Param(pattern=r"^\d{4}-\d{2}-\d{2}$")]
-    ) -> str:
+    def set_departure_date(self, date: IsoDate) -> str:
         """Day of departure."""
         return self._set("departure_date", date, "date")
 
     @tool(returns=False)
-    def set_return_date(self, date: Annotated[str, Param(pattern=r"^\d{4}-\d{2}-\d{2}$")]) -> str:
+    def set_return_date(self, date: IsoDate) -> str:
         """Day of the return trip."""
         return self._set("return_date", date, "date")
 
     @tool(returns=False)
-    def set_checkin_date(self, date: Annotated[str, Param(pattern=r"^\d{4}-\d{2}-\d{2}$")]) -> str:
+    def set_checkin_date(self, date: IsoDate) -> str:
         """Hotel check-in day."""
         return self._set("checkin_date", date, "date")
 
     @tool(returns=False)
-    def set_checkout_date(self, date: Annotated[str, Param(pattern=r"^\d{4}-\d{2}-\d{2}$")]) -> str:
+    def set_checkout_date(self, date: IsoDate) -> str:
         """Hotel check-out day."""
         return self._set("checkout_date", date, "date")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from toollab.envs.base import (
     BAD_VALUE,
@@ -47,8 +47,10 @@ CITIES: list[tuple[str, str, float, float, str]] = [
     ("Lisbon", "PT", 38.72, -9.14, "1100"),
     ("Oslo", "NO", 59.91, 10.75, "0150"),
 ]
-UNITS = ("standard", "metric", "imperial")
-LANGS = ("en", "es", "fr", "de", "it", "pt")
+Units = Literal["standard", "metric", "imperial"]
+UNITS: tuple[str, ...] = get_args(Units)
+Lang = Literal["en", "es", "fr", "de", "it", "pt"]
+LANGS: tuple[str, ...] = get_args(Lang)
 CONDITIONS = (
     "clear sky",
     "few clouds",
@@ -82,20 +84,6 @@ _TRANSLATIONS: dict[str, tuple[str, ...]] = {
     ),
     "pt": ("céu limpo", "algumas nuvens", "nublado", "chuva leve", "trovoada", "neve", "névoa"),
 }
-
-_UNITS = {
-    "type": "string",
-    "enum": list(UNITS),
-    "default": "standard",
-    "description": "standard=Kelvin, metric=Celsius, imperial=Fahrenheit",
-}
-_LANG = {"type": "string", "enum": list(LANGS), "default": "en"}
-_CITY = {"type": "string"}
-_COUNTRY = {"type": "string", "description": "e.g. US"}
-_ZIP = {"type": "string"}
-_LAT = {"type": "number", "minimum": -90, "maximum": 90}
-_LON = {"type": "number", "minimum": -180, "maximum": 180}
-_DAYS = {"type": "integer", "minimum": 1, "maximum": 7, "default": 5}
 
 
 def _hash(*parts: Any) -> int:
@@ -209,8 +197,8 @@ class WeatherEnv(Environment):
         self,
         city: str,
         country_code: Annotated[str | None, Param(optional=True)] = None,
-        units: Literal["standard", "metric", "imperial"] = "standard",
-        lang: Literal["en", "es", "fr", "de", "it", "pt"] = "en",
+        units: Units = "standard",
+        lang: Lang = "en",
     ) -> dict[str, Any]:
         """Current weather in a city.
 
@@ -225,8 +213,8 @@ class WeatherEnv(Environment):
         self,
         zip_code: str,
         country_code: str,
-        units: Literal["standard", "metric", "imperial"] = "standard",
-        lang: Literal["en", "es", "fr", "de", "it", "pt"] = "en",
+        units: Units = "standard",
+        lang: Lang = "en",
     ) -> dict[str, Any]:
         """Current weather for a zip code.
 
@@ -241,8 +229,8 @@ class WeatherEnv(Environment):
         self,
         lat: Annotated[float, Param(minimum=-90, maximum=90)],
         lon: Annotated[float, Param(minimum=-180, maximum=180)],
-        units: Literal["standard", "metric", "imperial"] = "standard",
-        lang: Literal["en", "es", "fr", "de", "it", "pt"] = "en",
+        units: Units = "standard",
+        lang: Lang = "en",
     ) -> dict[str, Any]:
         """Current weather at coordinates.
 
@@ -256,8 +244,8 @@ class WeatherEnv(Environment):
         self,
         city: str,
         days: Annotated[int, Param(minimum=1, maximum=7)] = 5,
-        units: Literal["standard", "metric", "imperial"] = "standard",
-        lang: Literal["en", "es", "fr", "de", "it", "pt"] = "en",
+        units: Units = "standard",
+        lang: Lang = "en",
     ) -> dict[str, Any]:
         """Daily forecast for a city.
 
@@ -272,7 +260,7 @@ class WeatherEnv(Environment):
         zip_code: str,
         country_code: str,
         days: Annotated[int, Param(minimum=1, maximum=7)] = 5,
-        units: Literal["standard", "metric", "imperial"] = "standard",
+        units: Units = "standard",
     ) -> dict[str, Any]:
         """Daily forecast for a zip code.
 
@@ -288,7 +276,7 @@ class WeatherEnv(Environment):
         lat: Annotated[float, Param(minimum=-90, maximum=90)],
         lon: Annotated[float, Param(minimum=-180, maximum=180)],
         days: Annotated[int, Param(minimum=1, maximum=7)] = 5,
-        units: Literal["standard", "metric", "imperial"] = "standard",
+        units: Units = "standard",
     ) -> dict[str, Any]:
         """Daily forecast at coordinates.
 

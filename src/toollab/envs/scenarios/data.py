@@ -13,7 +13,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from toollab.envs.base import BAD_VALUE, EnvError, Environment, QueryLog, register_env
 from toollab.tools.decorator import Param, tool
@@ -21,8 +21,10 @@ from toollab.tools.decorator import Param, tool
 REGIONS = ("North", "South", "East", "West")
 PRODUCTS = ("laptop", "phone", "tablet", "monitor")
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun")
-COLUMNS = ("region", "product", "month", "units", "price", "revenue")
-NUMERIC = ("units", "price", "revenue")
+Column = Literal["region", "product", "month", "units", "price", "revenue"]
+COLUMNS: tuple[str, ...] = get_args(Column)
+Numeric = Literal["units", "price", "revenue"]
+NUMERIC: tuple[str, ...] = get_args(Numeric)
 STATS = ("mean", "median", "min", "max", "sum", "std", "count")
 AGGS = ("sum", "mean", "max", "min", "count")
 _PRICE = {"laptop": 900, "phone": 600, "tablet": 400, "monitor": 250}
@@ -85,7 +87,7 @@ class DataUnderstandingEnv(Environment):
     @tool(returns=False)
     def column_stat(
         self,
-        column: Literal["units", "price", "revenue"],
+        column: Numeric,
         stat: Literal["mean", "median", "min", "max", "sum", "std", "count"],
     ) -> dict[str, Any]:
         """One statistic of a numeric column."""
@@ -108,7 +110,7 @@ class DataUnderstandingEnv(Environment):
     def group_aggregate(
         self,
         group_by: Literal["region", "product", "month"],
-        column: Literal["units", "price", "revenue"],
+        column: Numeric,
         agg: Literal["sum", "mean", "max", "min", "count"] = "sum",
     ) -> dict[str, Any]:
         """Aggregate a numeric column per group."""
@@ -136,7 +138,7 @@ class DataUnderstandingEnv(Environment):
     @tool(returns=False)
     def count_rows(
         self,
-        column: Literal["region", "product", "month", "units", "price", "revenue"],
+        column: Column,
         value: str | float,
     ) -> dict[str, Any]:
         """Number of rows where a column equals a value."""
@@ -147,7 +149,7 @@ class DataUnderstandingEnv(Environment):
     @tool(returns=False)
     def top_rows(
         self,
-        column: Literal["units", "price", "revenue"],
+        column: Numeric,
         k: Annotated[int, Param(minimum=1, maximum=10)] = 3,
         ascending: bool = False,
     ) -> dict[str, Any]:
@@ -164,8 +166,8 @@ class DataUnderstandingEnv(Environment):
     @tool(returns=False)
     def correlation(
         self,
-        column_a: Literal["units", "price", "revenue"],
-        column_b: Literal["units", "price", "revenue"],
+        column_a: Numeric,
+        column_b: Numeric,
     ) -> dict[str, Any]:
         """Pearson correlation of two numeric columns."""
         a, b = self._col(column_a), self._col(column_b)
@@ -179,9 +181,7 @@ class DataUnderstandingEnv(Environment):
         return self.log.add({"kind": "correlation", "columns": pair, "r": round(r, 3)})
 
     @tool(returns=False)
-    def distinct_values(
-        self, column: Literal["region", "product", "month", "units", "price", "revenue"]
-    ) -> dict[str, Any]:
+    def distinct_values(self, column: Column) -> dict[str, Any]:
         """The distinct values of a column."""
         vals = sorted({str(v) for v in self._col(column)})
         return self.log.add({"kind": "distinct", "column": column, "values": vals})

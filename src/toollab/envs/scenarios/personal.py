@@ -26,12 +26,9 @@ PRIORITIES = ("low", "normal", "high")
 START_EVENTS = ("Dentist", "Team meeting", "Yoga class", "Lunch with Kim", "Piano lesson")
 START_TASKS = ("pay rent", "water the plants", "renew passport", "book flights")
 START_ITEMS = ("eggs", "rice", "coffee", "bananas")
-_DATE = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$", "description": "YYYY-MM-DD"}
-_TIME = {
-    "type": "string",
-    "pattern": r"^([01]\d|2[0-3]):[0-5]\d$",
-    "description": "HH:MM, 24 hours",
-}
+#: a "YYYY-MM-DD" date and an "HH:MM" time (24 hours)
+IsoDate = Annotated[str, Param(pattern=r"^\d{4}-\d{2}-\d{2}$")]
+ClockTime = Annotated[str, Param(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")]
 
 
 def _date(s: str) -> str:
@@ -89,8 +86,8 @@ class PersonalLifeEnv(Environment):
     def add_event(
         self,
         title: str,
-        date: Annotated[str, Param(pattern=r"^\d{4}-\d{2}-\d{2}$")],
-        time: Annotated[str, Param(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")],
+        date: IsoDate,
+        time: ClockTime,
         duration_minutes: Annotated[int, Param(minimum=5)] = 60,
     ) -> str:
         """Add a calendar event.
@@ -109,9 +106,7 @@ class PersonalLifeEnv(Environment):
         return "added"
 
     @tool(returns=False)
-    def cancel_event(
-        self, title: str, date: Annotated[str, Param(pattern=r"^\d{4}-\d{2}-\d{2}$")]
-    ) -> str:
+    def cancel_event(self, title: str, date: IsoDate) -> str:
         """Cancel the event with this title on this date.
 
         Args:
@@ -124,9 +119,7 @@ class PersonalLifeEnv(Environment):
         return "cancelled"
 
     @tool(returns=False)
-    def list_events(
-        self, date: Annotated[str, Param(pattern=r"^\d{4}-\d{2}-\d{2}$")]
-    ) -> dict[str, Any]:
+    def list_events(self, date: IsoDate) -> dict[str, Any]:
         """The events on a date.
 
         Args:
@@ -155,7 +148,7 @@ class PersonalLifeEnv(Environment):
     @tool(returns=False)
     def set_alarm(
         self,
-        time: Annotated[str, Param(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")],
+        time: ClockTime,
         label: str = "Alarm",
         repeat_days: Sequence[Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]] = (),
     ) -> str:
