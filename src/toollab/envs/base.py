@@ -184,9 +184,10 @@ class Environment(ABC):
     scenario: ClassVar[str | None] = None
     #: the class's tool methods, found once (see :meth:`tool_functions`)
     _tool_functions: ClassVar[tuple[ToolFunction, ...]]
+    _class_pool: ClassVar[ToolPool]
 
     def __init__(self) -> None:
-        self.pool = ToolPool(f.bind(self) for f in self.tool_functions())
+        self.pool = self.class_pool().bound_to(self)
         self._tools = self.pool.tools
         self.seed = 0
         self.reset(0)
@@ -222,6 +223,16 @@ class Environment(ABC):
             raise TypeError(f"{cls.__name__}: more than one tool named {', '.join(dupes)}")
         cls._tool_functions = tuple(functions)
         return functions
+
+    @classmethod
+    def class_pool(cls) -> ToolPool:
+        """The tool methods as a :class:`~toollab.tools.ToolPool` of unbound functions (schemas
+        checked once per class); each instance binds a copy (:attr:`pool`)."""
+        cached = cls.__dict__.get("_class_pool")
+        if cached is None:
+            cached = ToolPool(cls.tool_functions())
+            cls._class_pool = cached
+        return cached
 
     @classmethod
     def declared_tools(cls) -> list[Tool]:
