@@ -368,6 +368,7 @@ def test_yaml_pool_files(tmp_path: Path) -> None:
 
 
 TOOLS_PY = '''
+from toollab.tools import tool
 
 
 def not_a_tool(x: int) -> int:
@@ -429,8 +430,6 @@ def test_seal_records_round_trip_through_tools(shared_data: Path) -> None:
 
 
 def test_bound_to_binds_a_pool_of_methods_per_instance() -> None:
-    from toollab.tools import tool
-
     class Counter:
         def __init__(self) -> None:
             self.n = 0
