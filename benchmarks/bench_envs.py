@@ -12,7 +12,7 @@ Prints one JSON object:
 * ``bench`` (with ``--bundled``): wall time and figures of the default ``toollab bench`` run on the
   bundled model (about ten minutes on 2 cores; wrap in ``flock /tmp/toollab-heavy.lock``).
 
-Usage: ``python benchmarks/bench_envs.py [--n 200] [--bundled]``
+Usage: ``python benchmarks/bench_envs.py [--n 200] [--bundled] [--calls-only]``
 """
 
 from __future__ import annotations
@@ -32,10 +32,14 @@ def main() -> None:
     ap.add_argument(
         "--bundled", action="store_true", help="also run the default bench on the bundled model"
     )
+    ap.add_argument(
+        "--calls-only",
+        action="store_true",
+        help="only generation, execution and call_us (no oracle bench)",
+    )
     args = ap.parse_args()
 
     from toollab.envs import env_names, get_env
-    from toollab.envs.bench import run_bench
     from toollab.envs.generate import generate
 
     out: dict[str, Any] = {"n": args.n, "generate": {}, "execute": {}, "call_us": {}}
@@ -65,6 +69,11 @@ def main() -> None:
         total_calls += n_calls
         total_s += run_s
     out["call_us"]["all"] = round(1e6 * total_s / max(total_calls, 1), 1)
+    if args.calls_only:
+        print(json.dumps(out, indent=2))
+        return
+
+    from toollab.envs.bench import run_bench
 
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
