@@ -13,14 +13,14 @@ import pytest
 from toollab.envs import env_names, get_env
 from toollab.envs.generate import generate
 from toollab.envs.tasks import TASKSETS
-from toollab.envs.tasks.common import MONTH_NAMES, Task, TemplateError
+from toollab.envs.tasks.common import MONTH_NAMES, Goal, TemplateError
 from toollab.schema import Decision
 
 ALL = env_names()
 COMPOSING = [n for n in ALL if "two_goals" in TASKSETS[n].templates]
 
 
-def _draws(name: str, template: str, k: int, salt: str = "") -> list[tuple[int, Task]]:
+def _draws(name: str, template: str, k: int, salt: str = "") -> list[tuple[int, Goal]]:
     ts, env = TASKSETS[name], get_env(name)
     rng = random.Random(f"compose|{name}|{template}|{salt}")
     out = []
@@ -34,7 +34,7 @@ def _draws(name: str, template: str, k: int, salt: str = "") -> list[tuple[int, 
     return out
 
 
-def _passes(name: str, seed: int, program: list, task: Task) -> bool:  # type: ignore[type-arg]
+def _passes(name: str, seed: int, program: list, task: Goal) -> bool:  # type: ignore[type-arg]
     env = get_env(name)
     labels = [env.run(list(p), seed).state for p in task.programs()]
     ex = env.run(program, seed)

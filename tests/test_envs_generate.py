@@ -263,17 +263,17 @@ def test_asking_for_more_than_the_templates_can_phrase_is_a_clear_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from toollab.envs import splits
-    from toollab.envs.tasks.common import Task, TaskSet, call
+    from toollab.envs.tasks.common import Goal, TaskSet, call
 
     tiny = TaskSet("weather", test_fraction=1.0)  # one training goal, one test goal
 
     @tiny.template("one")
-    def one(rng: object, env: object) -> Task:
-        return Task(query="Coordinates of Oslo?", calls=[call("geocode_city", city="Oslo")])
+    def one(rng: object, env: object) -> Goal:
+        return Goal(query="Coordinates of Oslo?", calls=[call("geocode_city", city="Oslo")])
 
     @tiny.template("two", atomic=False)
-    def two(rng: object, env: object) -> Task:
-        return Task(
+    def two(rng: object, env: object) -> Goal:
+        return Goal(
             query="Coordinates of Oslo and Rome?",
             calls=[call("geocode_city", city="Oslo"), call("geocode_city", city="Rome")],
         )

@@ -64,7 +64,7 @@ def test_tool_schemas_are_valid_json_schema_and_states_serialise(name: str) -> N
     assert env.tools, name
     for tool in env.tools:
         jsonschema.Draft202012Validator.check_schema(tool.parameters)
-        assert hasattr(env, f"do_{tool.name}"), tool.name
+        assert env.pool.entry(tool.name).executable, tool.name
     json.dumps(env.state())
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from toollab.errors import ToolSchemaError
 from toollab.schema import Tool
-from toollab.tools import ToolFunction, check_tool_schema, parse_docstring, tool
+from toollab.tools import Param, ToolFunction, check_tool_schema, parse_docstring, tool
 
 
 class Unit(enum.Enum):
@@ -206,3 +206,95 @@ def test_parse_docstring_sections() -> None:
     assert doc.returns == "bool: whether it worked."
     assert doc.return_fields == []
     assert parse_docstring(None).description == ""
+
+
+class Thermostat:
+    """A class whose methods are tools."""
+
+    def __init__(self, target: float = 20.0) -> None:
+        self.target = target
+
+    @tool(returns=False)
+    def set_target(
+        self,
+        celsius: Annotated[float, Param(minimum=5, maximum=30)],
+        *,
+        mode: Literal["heat", "cool"] = "heat",
+        room: Annotated[str | None, Param(optional=True)] = None,
+        zones: Annotated[list[str], Param(minItems=1)] = ["main"],  # noqa: B006
+    ) -> str:
+        """Set the target temperature.
+
+        Args:
+            celsius: Degrees Celsius.
+            mode: Heating or cooling.
+            room: Which room (all rooms when left out).
+        """
+        self.target = celsius
+        return f"{mode} {room or 'all'} {celsius}"
+
+
+def test_method_tool_schema_leaves_out_self() -> None:
+    t = Thermostat.set_target.tool
+    assert t.name == "set_target"
+    assert t.description == "Set the target temperature."
+    assert t.returns is None
+    assert t.parameters == {
+        "type": "object",
+        "properties": {
+            "celsius": {
+                "type": "number",
+                "minimum": 5,
+                "maximum": 30,
+                "description": "Degrees Celsius.",
+            },
+            "mode": {
+                "type": "string",
+                "enum": ["heat", "cool"],
+                "default": "heat",
+                "description": "Heating or cooling.",
+            },
+            "room": {"type": "string", "description": "Which room (all rooms when left out)."},
+            "zones": {
+                "type": "array",
+                "items": {"type": "string"},
+                "minItems": 1,
+                "default": ["main"],
+            },
+        },
+        "required": ["celsius"],
+    }
+    # key order: type facts, Param facts, default, description
+    assert list(t.parameters["properties"]["mode"]) == ["type", "enum", "default", "description"]
+
+
+def test_method_tool_is_bound_per_instance() -> None:
+    a, b = Thermostat(), Thermostat(18.0)
+    bound = a.set_target
+    assert isinstance(bound, ToolFunction)
+    assert bound.tool is Thermostat.set_target.tool  # the schema is shared, not rebuilt
+    assert bound(celsius=22.5) == "heat all 22.5"
+    assert (a.target, b.target) == (22.5, 18.0)
+    assert b.set_target(celsius=7, room="hall", mode="cool") == "cool hall 7"
+    assert b.target == 7
+
+
+def test_method_tool_runs_through_the_executor() -> None:
+    from toollab.schema import ToolCall
+    from toollab.tools import Executor, ToolPool
+
+    t = Thermostat()
+    with Executor(ToolPool([t.set_target])) as ex:
+        ok, bad = ex.execute(
+            [
+                ToolCall(name="set_target", arguments={"celsius": 21}),
+                ToolCall(name="set_target", arguments={"celsius": 50}),
+            ]
+        ).results
+    assert ok.output == "heat all 21" and t.target == 21
+    assert bad.error_kind == "validation" and "50" in bad.error
+
+
+def test_param_refuses_type_keywords() -> None:
+    with pytest.raises(ToolSchemaError, match="type annotation"):
+        Param(type="string")

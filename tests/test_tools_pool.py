@@ -439,3 +439,24 @@ def test_seal_records_round_trip_through_tools(shared_data: Path) -> None:
         for line in f:
             rec = _json.loads(line)
             assert tool_to_seal(seal_to_tool(rec)) == rec
+
+
+def test_bound_to_binds_a_pool_of_methods_per_instance() -> None:
+    class Counter:
+        def __init__(self) -> None:
+            self.n = 0
+
+        @tool
+        def add(self, k: int = 1) -> int:
+            """Add k."""
+            self.n += k
+            return self.n
+
+    template = ToolPool([Counter.add])
+    a, b = Counter(), Counter()
+    pa, pb = template.bound_to(a), template.bound_to(b)
+    assert pa.tool("add") is template.tool("add")  # the schema is shared
+    pa.entry("add").fn(k=2)  # type: ignore[misc]
+    pb.entry("add").fn()  # type: ignore[misc]
+    assert (a.n, b.n) == (2, 1)
+    assert template.entry("add").fn is Counter.add.fn  # the template stays unbound

@@ -16,10 +16,12 @@ from toollab.envs import (
     weather,
 )
 from toollab.envs.base import (
+    CallExecutor,
     CheckResult,
     EnvError,
     Environment,
     Execution,
+    PlanScored,
     dict_prf,
     env_class,
     env_names,
@@ -40,10 +42,12 @@ SCENARIOS = {
 
 __all__ = [
     "SCENARIOS",
+    "CallExecutor",
     "CheckResult",
     "EnvError",
     "Environment",
     "Execution",
+    "PlanScored",
     "dict_prf",
     "env_class",
     "env_names",

@@ -1,29 +1,35 @@
-"""Executable environments: tools with JSON schemas, a state, and a success check.
+"""Executable environments: tools, a state, and a success check.
 
-An :class:`Environment` is a small deterministic world.  :meth:`Environment.reset` puts it in the
-initial state for a seed, :meth:`Environment.execute` runs one :class:`~toollab.schema.ToolCall`
-(raising :class:`EnvError` — a :class:`~toollab.errors.ToolExecutionError` — for a bad call),
-:meth:`Environment.state` returns the JSON-serialisable outcome, and :meth:`Environment.check`
-compares an outcome with the outcomes of the label programs (SambaNova ToolBench's rule: dict-F1
-between the predicted and each label's final state, best label kept, success = F1 == 1).
+An :class:`Environment` is a small deterministic world.  Its tools are methods decorated with
+:func:`~toollab.tools.tool` (the schema comes from the signature and the docstring, as for user
+tools); :meth:`Environment.reset` puts it in the initial state for a seed,
+:meth:`Environment.execute` runs one :class:`~toollab.schema.ToolCall` (raising :class:`EnvError`
+— a :class:`~toollab.errors.ToolExecutionError` — for a bad call), :meth:`Environment.state`
+returns the JSON-serialisable outcome, and :meth:`Environment.check` compares an outcome with the
+outcomes of the label programs (SambaNova ToolBench's rule: dict-F1 between the predicted and each
+label's final state, best label kept, success = F1 == 1).
 
-:meth:`Environment.run` executes a whole program; an exception during execution makes it
-*crashed* (no partial credit), exactly as the upstream evaluators do.
+Calls go through the same lookup, reference resolution and argument validation as user tools
+(:func:`toollab.tools.execution.prepare_call` over the environment's
+:class:`~toollab.tools.ToolPool`).  :meth:`Environment.run` executes a whole program; an exception
+during execution makes it *crashed* (no partial credit), exactly as the upstream evaluators do.
 """
 
 from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
-import jsonschema
 from pydantic import BaseModel, ConfigDict, Field
 
 from toollab.errors import ToolExecutionError, did_you_mean
 from toollab.registry import Registry
-from toollab.schema import Ref, Tool, ToolCall
+from toollab.schema import Tool, ToolCall
+from toollab.tools.decorator import ToolFunction
+from toollab.tools.execution import CallFailure, CallResult, prepare_call
+from toollab.tools.pool import ToolPool
 
 #: why a program crashed (EnvError.reason)
 UNKNOWN_TOOL = "unknown_tool"
@@ -33,6 +39,15 @@ PRECONDITION = "precondition"
 NOT_FOUND = "not_found"
 BAD_VALUE = "bad_value"
 MISSING = "missing_required"
+
+#: the executor's failure kinds (:data:`toollab.tools.execution.ERROR_KINDS`) as crash reasons
+_REASON_OF_FAILURE = {
+    "unknown_tool": UNKNOWN_TOOL,
+    "not_executable": UNKNOWN_TOOL,
+    "reference": BAD_ARGUMENTS,
+    "dependency": BAD_ARGUMENTS,
+    "validation": BAD_ARGUMENTS,
+}
 
 
 class EnvError(ToolExecutionError):
@@ -117,51 +132,68 @@ def canonical_json(v: Any) -> str:
     return _canon(v)
 
 
-def make_tool(
-    name: str,
-    description: str,
-    properties: dict[str, dict[str, Any]] | None = None,
-    required: Iterable[str] = (),
-    returns: dict[str, Any] | None = None,
-    category: str | None = None,
-) -> Tool:
-    """A tool with a JSON-schema parameters object (unknown keys are refused at execution)."""
-    params: dict[str, Any] = {
-        "type": "object",
-        "properties": dict(properties or {}),
-        "required": list(required),
-    }
-    return Tool(
-        name=name, description=description, parameters=params, returns=returns, category=category
-    )
+@runtime_checkable
+class CallExecutor(Protocol):
+    """Anything that executes tool calls one at a time (an :class:`Environment`, a tool pool with
+    implementations, a sandbox): ``execute`` returns the observation or raises."""
+
+    def execute(self, call: ToolCall) -> Any: ...
+
+
+@runtime_checkable
+class PlanScored(Protocol):
+    """An environment whose plans are also scored by their closeness to the reference plans
+    (household: SambaNova's VirtualHome LCS)."""
+
+    def plan_lcs(self, pred: Sequence[ToolCall], refs: Sequence[Sequence[ToolCall]]) -> float: ...
 
 
 class Environment(ABC):
-    """Base of every built-in environment.
+    """The environment protocol: every built-in environment, and any plugin one, is one of these.
 
-    Subclasses set :attr:`name`, build their tools in :meth:`build_tools` and implement one
-    handler ``do_<tool name>(**arguments)`` per tool, plus :meth:`reset` and :meth:`state`.
+    Subclasses set :attr:`description` (and :attr:`scenario`), declare their tools as methods
+    decorated with ``@tool`` and implement :meth:`reset` and :meth:`state`::
+
+        @register_env("counter")
+        class CounterEnv(Environment):
+            description = "A counter."
+
+            def reset(self, seed: int = 0) -> None:
+                self.seed, self.value = seed, 0
+
+            def state(self) -> dict[str, Any]:
+                return {"value": self.value}
+
+            @tool(returns=False)
+            def add(self, amount: Annotated[int, Param(minimum=1)]) -> int:
+                \"\"\"Add to the counter.
+
+                Args:
+                    amount: How much to add.
+                \"\"\"
+                self.value += amount
+                return self.value
+
+    A tool method raises :class:`EnvError` (with one of the module's reason codes) for a call the
+    environment refuses.  The evaluation path uses :attr:`tools`, :meth:`reset`, :meth:`state`,
+    :meth:`execute`, :meth:`run`, :meth:`check`, :meth:`label_states` and :meth:`action_text`.
     """
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     #: the ToolEyes scenario the environment covers (TG, DU, RS, AM, PL, IR, FT) when any
     scenario: ClassVar[str | None] = None
+    #: the class's tool methods, found once (see :meth:`tool_functions`)
+    _tool_functions: ClassVar[tuple[ToolFunction, ...]]
+    _class_pool: ClassVar[ToolPool]
 
     def __init__(self) -> None:
-        self._tools = self.build_tools()
-        self._by_name = {t.name: t for t in self._tools}
-        self._validators = {
-            t.name: jsonschema.Draft202012Validator(t.parameters) for t in self._tools
-        }
+        self.pool = self.class_pool().bound_to(self)
+        self._tools = self.pool.tools
         self.seed = 0
         self.reset(0)
 
     # -- to implement ------------------------------------------------------------------------
-    @abstractmethod
-    def build_tools(self) -> list[Tool]:
-        """The tools the environment offers (JSON-schema parameters)."""
-
     @abstractmethod
     def reset(self, seed: int = 0) -> None:
         """Back to the initial state for ``seed``."""
@@ -170,6 +202,44 @@ class Environment(ABC):
     def state(self) -> dict[str, Any]:
         """The JSON-serialisable outcome compared by :meth:`check`."""
 
+    # -- the declared tools ----------------------------------------------------------------------
+    @classmethod
+    def tool_functions(cls) -> list[ToolFunction]:
+        """The class's ``@tool`` methods (unbound), in the order they are defined; a subclass's
+        method replaces the one of the same name."""
+        cached = cls.__dict__.get("_tool_functions")
+        if cached is not None:
+            return list(cached)
+        found: dict[str, ToolFunction] = {}
+        for klass in reversed(cls.__mro__):
+            for attr, value in vars(klass).items():
+                if isinstance(value, ToolFunction):
+                    found[attr] = value
+                elif attr in found:
+                    del found[attr]  # a plain attribute hides an inherited tool
+        functions = list(found.values())
+        names = [f.tool.name for f in functions]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise TypeError(f"{cls.__name__}: more than one tool named {', '.join(dupes)}")
+        cls._tool_functions = tuple(functions)
+        return functions
+
+    @classmethod
+    def class_pool(cls) -> ToolPool:
+        """The tool methods as a :class:`~toollab.tools.ToolPool` of unbound functions (schemas
+        checked once per class); each instance binds a copy (:attr:`pool`)."""
+        cached = cls.__dict__.get("_class_pool")
+        if cached is None:
+            cached = ToolPool(cls.tool_functions())
+            cls._class_pool = cached
+        return cached
+
+    @classmethod
+    def declared_tools(cls) -> list[Tool]:
+        """The tool schemas, without building an instance."""
+        return [f.tool for f in cls.tool_functions()]
+
     # -- public API ------------------------------------------------------------------------------
     @property
     def tools(self) -> list[Tool]:
@@ -177,60 +247,60 @@ class Environment(ABC):
 
     @property
     def tool_names(self) -> list[str]:
-        return [t.name for t in self._tools]
+        return self.pool.names
 
     def tool(self, name: str) -> Tool:
-        if name not in self._by_name:
+        if name not in self.pool:
             raise EnvError(
                 f"{self.name} has no function {name!r}{did_you_mean(name, self.tool_names)}",
                 UNKNOWN_TOOL,
                 name,
             )
-        return self._by_name[name]
+        return self.pool.tool(name)
 
     def execute(self, call: ToolCall) -> Any:
-        """Run one call and return its observation; :class:`EnvError` for a bad call."""
-        tool = self.tool(call.name)
-        args = dict(call.arguments)
-        if any(isinstance(v, Ref) for v in args.values()):
-            raise EnvError(
-                f"{call.name}: unresolved reference in arguments", BAD_ARGUMENTS, call.name
-            )
-        unknown = [k for k in args if k not in tool.properties]
-        if unknown:
-            raise EnvError(
-                f"{call.name}: unknown argument(s) {', '.join(map(repr, unknown))}; "
-                f"known: {', '.join(tool.properties) or 'none'}",
-                BAD_ARGUMENTS,
-                call.name,
-            )
-        errors = sorted(self._validators[tool.name].iter_errors(args), key=lambda e: list(e.path))
-        if errors:
-            reasons = "; ".join(_schema_error(e) for e in errors[:3])
-            raise EnvError(f"{call.name}: {reasons}", BAD_ARGUMENTS, call.name)
-        for key, spec in tool.properties.items():
-            if key not in args and isinstance(spec, dict) and "default" in spec:
-                args[key] = spec["default"]
-        handler: Callable[..., Any] = getattr(self, f"do_{tool.name}")
+        """Run one call and return its observation; :class:`EnvError` for a bad call (a reference
+        to an earlier output cannot be resolved here: use :meth:`run`)."""
+        return self.call_at([call], 0, [])
+
+    def call_at(self, calls: Sequence[ToolCall], index: int, done: Sequence[CallResult]) -> Any:
+        """Call ``index`` of ``calls``, the earlier ones' results ``done``: the executor's lookup,
+        reference resolution and validation, then the tool method itself (both :meth:`execute`
+        and :meth:`run` come here; an environment with a rule for every call overrides it)."""
+        call = calls[index]
         try:
-            return handler(**args)
+            entry, args = prepare_call(self.pool, calls, index, done)
+        except CallFailure as exc:
+            reason = _REASON_OF_FAILURE.get(exc.kind, BAD_ARGUMENTS)
+            if reason == UNKNOWN_TOOL:
+                self.tool(call.name)  # the environment's own message
+            detail = "; ".join(exc.reasons) if exc.reasons else str(exc)
+            raise EnvError(f"{call.name}: {detail}", reason, call.name) from None
+        fn: Callable[..., Any] = entry.fn  # type: ignore[assignment]  # prepare_call checked it
+        try:
+            return fn(**args)
         except EnvError as exc:
             if exc.tool is None:
                 exc.tool = call.name
             raise
 
+    def action_text(self, call: ToolCall) -> str:
+        """How an executed call is shown (``Find(object='tv')``); environments may normalise."""
+        return call.action_text()
+
     def run(self, calls: Sequence[ToolCall], seed: int | None = None) -> Execution:
         """Reset (to ``seed``, default the current one), execute ``calls`` in order, report.
 
-        References (``{"$ref": label}``) to an earlier call's output are resolved first.
+        References (``{"$ref": label}``) to an earlier call's output are resolved first (by the
+        executor's rules); the first failing call crashes the program.
         """
         self.reset(self.seed if seed is None else seed)
+        calls = list(calls)
         observations: list[Any] = []
-        produced: dict[str, Any] = {}
+        done: list[CallResult] = []
         for i, call in enumerate(calls):
             try:
-                resolved = _resolve(call, produced)
-                obs = self.execute(resolved)
+                obs = self.call_at(calls, i, done)
             except EnvError as exc:
                 return Execution(
                     state={},
@@ -251,8 +321,7 @@ class Environment(ABC):
                     n_calls=len(calls),
                 )
             observations.append(obs)
-            for j, label in enumerate(call.outputs):
-                produced[label] = obs if len(call.outputs) == 1 else _pick(obs, j)
+            done.append(CallResult(index=i, call=call, output=obs))
         return Execution(state=self.state(), observations=observations, n_calls=len(calls))
 
     def check(self, state: dict[str, Any], labels: list[dict[str, Any]]) -> CheckResult:
@@ -277,39 +346,6 @@ class Environment(ABC):
                 )
             states.append(ex.state)
         return states
-
-
-def _schema_error(err: jsonschema.ValidationError) -> str:
-    where = ".".join(str(p) for p in err.path)
-    return f"{where}: {err.message}" if where else err.message
-
-
-def _pick(obs: Any, j: int) -> Any:
-    if isinstance(obs, dict):
-        vals = list(obs.values())
-        return vals[j] if j < len(vals) else None
-    return obs
-
-
-def _resolve_value(value: Any, produced: dict[str, Any]) -> Any:
-    if isinstance(value, Ref):
-        if value.label not in produced:
-            raise EnvError(f"reference {value.label!r} names no earlier output", BAD_ARGUMENTS)
-        out = produced[value.label]
-        if value.field is not None and isinstance(out, dict):
-            return out.get(value.field)
-        return out
-    if isinstance(value, dict):
-        return {k: _resolve_value(v, produced) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_resolve_value(v, produced) for v in value]
-    return value
-
-
-def _resolve(call: ToolCall, produced: dict[str, Any]) -> ToolCall:
-    if not call.refs:
-        return call
-    return call.model_copy(update={"arguments": _resolve_value(call.arguments, produced)})
 
 
 # -- query log: for environments whose calls read rather than change -------------------------------

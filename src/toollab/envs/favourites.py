@@ -9,7 +9,7 @@ exist, or adding a favourite twice, is an error (the request fails).
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from toollab.envs.base import (
     BAD_VALUE,
@@ -17,10 +17,9 @@ from toollab.envs.base import (
     EnvError,
     Environment,
     QueryLog,
-    make_tool,
     register_env,
 )
-from toollab.schema import Tool
+from toollab.tools.decorator import Param, tool
 
 BREEDS = {
     "abys": "Abyssinian",
@@ -58,69 +57,6 @@ def _img(image: dict[str, Any]) -> dict[str, Any]:
 class FavouritesEnv(Environment):
     description = "Search cat images, keep favourites and vote (The Cat API style)."
     scenario = "AM"
-
-    def build_tools(self) -> list[Tool]:
-        sub = {"sub_id": {"type": "string", "description": "Your user tag."}}
-        return [
-            make_tool(
-                "search_images",
-                "Search images with filters.",
-                {
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 25, "default": 1},
-                    "breed_id": {
-                        "type": "string",
-                        "enum": list(BREEDS),
-                        "description": ", ".join(f"{k}={v}" for k, v in BREEDS.items()),
-                    },
-                    "category_id": {
-                        "type": "integer",
-                        "enum": list(CATEGORIES),
-                        "description": ", ".join(f"{k}={v}" for k, v in CATEGORIES.items()),
-                    },
-                    "mime_type": {"type": "string", "enum": list(MIME)},
-                    "order": {
-                        "type": "string",
-                        "enum": ["RANDOM", "ASC", "DESC"],
-                        "default": "RANDOM",
-                    },
-                },
-            ),
-            make_tool(
-                "get_image", "One image by id.", {"image_id": {"type": "string"}}, ["image_id"]
-            ),
-            make_tool("list_breeds", "All breeds with their ids."),
-            make_tool("list_categories", "All categories with their ids."),
-            make_tool("list_favourites", "Your favourite images.", dict(sub)),
-            make_tool(
-                "add_favourite",
-                "Add an image to your favourites.",
-                {"image_id": {"type": "string"}, **sub},
-                ["image_id"],
-            ),
-            make_tool(
-                "delete_favourite",
-                "Remove a favourite by its favourite id.",
-                {"favourite_id": {"type": "integer"}},
-                ["favourite_id"],
-            ),
-            make_tool(
-                "vote",
-                "Vote an image up (1) or down (-1).",
-                {
-                    "image_id": {"type": "string"},
-                    "value": {"type": "integer", "enum": [1, -1]},
-                    **sub,
-                },
-                ["image_id", "value"],
-            ),
-            make_tool("list_votes", "Your votes.", dict(sub)),
-            make_tool(
-                "delete_vote",
-                "Remove a vote by its vote id.",
-                {"vote_id": {"type": "integer"}},
-                ["vote_id"],
-            ),
-        ]
 
     def reset(self, seed: int = 0) -> None:
         self.seed = seed
@@ -172,15 +108,25 @@ class FavouritesEnv(Environment):
             raise EnvError(f"no image with id {image_id!r}", NOT_FOUND)
         return self.by_id[image_id]
 
-    # -- handlers ------------------------------------------------------------------------------
-    def do_search_images(
+    # -- tools ---------------------------------------------------------------------------------
+    @tool(returns=False)
+    def search_images(
         self,
-        limit: int,
-        order: str,
-        breed_id: str | None = None,
-        category_id: int | None = None,
-        mime_type: str | None = None,
+        limit: Annotated[int, Param(minimum=1, maximum=25)] = 1,
+        breed_id: Annotated[
+            Literal["abys", "beng", "bomb", "mcoo", "pers", "sfol", "siam", "sphy"] | None,
+            Param(optional=True),
+        ] = None,
+        category_id: Annotated[Literal[1, 2, 3, 4, 5, 6, 7] | None, Param(optional=True)] = None,
+        mime_type: Annotated[Literal["jpg", "png", "gif"] | None, Param(optional=True)] = None,
+        order: Literal["RANDOM", "ASC", "DESC"] = "RANDOM",
     ) -> dict[str, Any]:
+        """Search images with filters.
+
+        Args:
+            breed_id: abys=Abyssinian, beng=Bengal, bomb=Bombay, mcoo=Maine Coon, pers=Persian, sfol=Scottish Fold, siam=Siamese, sphy=Sphynx
+            category_id: 1=hats, 2=space, 3=sunglasses, 4=boxes, 5=ties, 6=sinks, 7=clothes
+        """
         hits = [
             im
             for im in self.images
@@ -197,15 +143,21 @@ class FavouritesEnv(Environment):
             random.Random(key).shuffle(hits)
         return self.log.add({"kind": "search", "images": [_img(im) for im in hits[:limit]]})
 
-    def do_get_image(self, image_id: str) -> dict[str, Any]:
+    @tool(returns=False)
+    def get_image(self, image_id: str) -> dict[str, Any]:
+        """One image by id."""
         return self.log.add({"kind": "image", **_img(self._image(image_id))})
 
-    def do_list_breeds(self) -> dict[str, Any]:
+    @tool(returns=False)
+    def list_breeds(self) -> dict[str, Any]:
+        """All breeds with their ids."""
         return self.log.add(
             {"kind": "breeds", "breeds": [{"id": k, "name": v} for k, v in BREEDS.items()]}
         )
 
-    def do_list_categories(self) -> dict[str, Any]:
+    @tool(returns=False)
+    def list_categories(self) -> dict[str, Any]:
+        """All categories with their ids."""
         return self.log.add(
             {
                 "kind": "categories",
@@ -213,11 +165,27 @@ class FavouritesEnv(Environment):
             }
         )
 
-    def do_list_favourites(self, sub_id: str | None = None) -> dict[str, Any]:
+    @tool(returns=False)
+    def list_favourites(
+        self, sub_id: Annotated[str | None, Param(optional=True)] = None
+    ) -> dict[str, Any]:
+        """Your favourite images.
+
+        Args:
+            sub_id: Your user tag.
+        """
         favs = [f for f in self.favourites.values() if sub_id is None or f["sub_id"] == sub_id]
         return self.log.add({"kind": "favourites", "sub_id": sub_id, "favourites": favs})
 
-    def do_add_favourite(self, image_id: str, sub_id: str = "me") -> dict[str, Any]:
+    @tool(returns=False)
+    def add_favourite(
+        self, image_id: str, sub_id: Annotated[str, Param(optional=True)] = "me"
+    ) -> dict[str, Any]:
+        """Add an image to your favourites.
+
+        Args:
+            sub_id: Your user tag.
+        """
         self._image(image_id)
         if any(f["image_id"] == image_id for f in self.favourites.values()):
             raise EnvError(
@@ -225,24 +193,47 @@ class FavouritesEnv(Environment):
             )
         return {"message": "SUCCESS", "id": self._add_fav(image_id, sub_id)}
 
-    def do_delete_favourite(self, favourite_id: int) -> dict[str, Any]:
+    @tool(returns=False)
+    def delete_favourite(self, favourite_id: int) -> dict[str, Any]:
+        """Remove a favourite by its favourite id."""
         if favourite_id not in self.favourites:
             raise EnvError(f"no favourite with id {favourite_id}", NOT_FOUND)
         del self.favourites[favourite_id]
         return {"message": "SUCCESS"}
 
-    def do_vote(self, image_id: str, value: int, sub_id: str = "me") -> dict[str, Any]:
+    @tool(returns=False)
+    def vote(
+        self,
+        image_id: str,
+        value: Literal[1, -1],
+        sub_id: Annotated[str, Param(optional=True)] = "me",
+    ) -> dict[str, Any]:
+        """Vote an image up (1) or down (-1).
+
+        Args:
+            sub_id: Your user tag.
+        """
         self._image(image_id)
         for vid, v in list(self.votes.items()):
             if v["image_id"] == image_id:
                 del self.votes[vid]
         return {"message": "SUCCESS", "id": self._add_vote(image_id, value, sub_id)}
 
-    def do_list_votes(self, sub_id: str | None = None) -> dict[str, Any]:
+    @tool(returns=False)
+    def list_votes(
+        self, sub_id: Annotated[str | None, Param(optional=True)] = None
+    ) -> dict[str, Any]:
+        """Your votes.
+
+        Args:
+            sub_id: Your user tag.
+        """
         votes = [v for v in self.votes.values() if sub_id is None or v["sub_id"] == sub_id]
         return self.log.add({"kind": "votes", "sub_id": sub_id, "votes": votes})
 
-    def do_delete_vote(self, vote_id: int) -> dict[str, Any]:
+    @tool(returns=False)
+    def delete_vote(self, vote_id: int) -> dict[str, Any]:
+        """Remove a vote by its vote id."""
         if vote_id not in self.votes:
             raise EnvError(f"no vote with id {vote_id}", NOT_FOUND)
         del self.votes[vote_id]

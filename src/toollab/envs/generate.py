@@ -39,7 +39,7 @@ from toollab.envs.splits import (
     task_set,
 )
 from toollab.envs.tasks import TASKSETS
-from toollab.envs.tasks.common import Task, TaskSet, TemplateError
+from toollab.envs.tasks.common import Goal, TaskSet, TemplateError
 from toollab.errors import UsageError, did_you_mean
 from toollab.schema import Decision, Instance
 
@@ -184,7 +184,7 @@ def _call_instance(
     raise _exhausted(ts.env, "Call", split, len(seen))
 
 
-def _check_gold(env: Environment, env_seed: int, task: Task, template: str) -> list[dict[str, Any]]:
+def _check_gold(env: Environment, env_seed: int, task: Goal, template: str) -> list[dict[str, Any]]:
     """Every program executes, and every alternative leaves the gold program's final state;
     returns the programs' final states (the labels)."""
     states: list[dict[str, Any]] = []
@@ -357,7 +357,7 @@ def split_complexity(
     t, e = _programs(tests), _programs(examples)
     if not t or not e:
         return None
-    return round(api_complexity_score(t, e, len(env_class(env_name)().tools)), 3)
+    return round(api_complexity_score(t, e, len(env_class(env_name).declared_tools())), 3)
 
 
 def loo_complexity(env_name: str, instances: Sequence[Instance]) -> float | None:
@@ -373,7 +373,7 @@ def loo_complexity(env_name: str, instances: Sequence[Instance]) -> float | None
     progs = _programs(instances)
     if len(progs) < 2:
         return None
-    size = len(env_class(env_name)().tools)
+    size = len(env_class(env_name).declared_tools())
     keys = [tuple(sorted(p)) for p in progs]
     distinct = sorted(set(keys))
     # the distance depends only on the two combinations: compute each pair once

@@ -14,28 +14,13 @@ The state is the criteria dict; a later call overwrites an earlier value.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from toollab.envs.base import BAD_VALUE, ORDER, EnvError, Environment, make_tool, register_env
-from toollab.schema import Tool
+from toollab.envs.base import BAD_VALUE, ORDER, EnvError, Environment, register_env
+from toollab.tools.decorator import Param, tool
 
 RENT_TYPES = ("house", "townhouse", "condo", "apartment")
 BUY_TYPES = ("house", "townhouse", "condo", "land", "multi-family", "mobile", "co-op")
-
-#: the 11 numeric setters: tool name -> (criteria key, description, JSON type)
-CRITERIA: dict[str, tuple[str, str, str]] = {
-    "set_min_price": ("min_price", "Minimum price in dollars.", "integer"),
-    "set_max_price": ("max_price", "Maximum price in dollars.", "integer"),
-    "set_min_square_feet": ("min_square_feet", "Minimum living area in square feet.", "integer"),
-    "set_max_square_feet": ("max_square_feet", "Maximum living area in square feet.", "integer"),
-    "set_num_beds": ("num_beds", "Number of bedrooms.", "integer"),
-    "set_num_baths": ("num_baths", "Number of bathrooms.", "number"),
-    "set_num_garages": ("num_garages", "Number of garages.", "integer"),
-    "set_num_swimming_pools": ("num_swimming_pools", "Number of swimming pools.", "integer"),
-    "set_floor_number": ("floor_number", "Floor the home is on.", "integer"),
-    "set_max_commute_time": ("max_commute_time", "Maximum commute time in minutes.", "integer"),
-    "set_num_balconies": ("num_balconies", "Number of balconies.", "integer"),
-}
 
 
 @register_env("home_search")
@@ -45,33 +30,6 @@ class HomeSearchEnv(Environment):
     )
     scenario = "PL"
 
-    def build_tools(self) -> list[Tool]:
-        tools = [
-            make_tool(
-                "set_location",
-                "Set the city to search in. Must be the first call.",
-                {"location": {"type": "string"}},
-                ["location"],
-            ),
-            make_tool(
-                "set_buy_or_rent",
-                "Choose buying or renting. Must be the second call, right after set_location.",
-                {"buy_or_rent": {"type": "string", "enum": ["buy", "rent"]}},
-                ["buy_or_rent"],
-            ),
-            make_tool(
-                "select_home_type",
-                "Restrict the home types. Buy: house, townhouse, condo, land, multi-family, "
-                "mobile, co-op. Rent: house, townhouse, condo, apartment.",
-                {"home_types": {"type": "array", "items": {"type": "string"}, "minItems": 1}},
-                ["home_types"],
-            ),
-        ]
-        for fn, (key, desc, typ) in CRITERIA.items():
-            tools.append(make_tool(fn, desc, {key: {"type": typ, "minimum": 0}}, [key]))
-        tools.append(make_tool("search", "Submit the search with the criteria set so far."))
-        return tools
-
     def reset(self, seed: int = 0) -> None:
         self.seed = seed
         self.criteria: dict[str, Any] = {}
@@ -79,14 +37,18 @@ class HomeSearchEnv(Environment):
     def state(self) -> dict[str, Any]:
         return dict(self.criteria)
 
-    # -- handlers ----------------------------------------------------------------------------
-    def do_set_location(self, location: str) -> str:
+    # -- tools -------------------------------------------------------------------------------
+    @tool(returns=False)
+    def set_location(self, location: str) -> str:
+        """Set the city to search in. Must be the first call."""
         if self.criteria:
             raise EnvError("set_location must be the first call", ORDER)
         self.criteria["location"] = location.strip()
         return "ok"
 
-    def do_set_buy_or_rent(self, buy_or_rent: str) -> str:
+    @tool(returns=False)
+    def set_buy_or_rent(self, buy_or_rent: Literal["buy", "rent"]) -> str:
+        """Choose buying or renting. Must be the second call, right after set_location."""
         if list(self.criteria) != ["location"]:
             raise EnvError("set_buy_or_rent must directly follow set_location", ORDER)
         self.criteria["buy_or_rent"] = buy_or_rent
@@ -97,7 +59,9 @@ class HomeSearchEnv(Environment):
             raise EnvError("call set_location and set_buy_or_rent before other criteria", ORDER)
         return str(self.criteria["buy_or_rent"])
 
-    def do_select_home_type(self, home_types: list[str]) -> str:
+    @tool(returns=False)
+    def select_home_type(self, home_types: Annotated[list[str], Param(minItems=1)]) -> str:
+        """Restrict the home types. Buy: house, townhouse, condo, land, multi-family, mobile, co-op. Rent: house, townhouse, condo, apartment."""
         mode = self._need_mode()
         allowed = BUY_TYPES if mode == "buy" else RENT_TYPES
         types = [t.strip().lower() for t in home_types]
@@ -115,17 +79,67 @@ class HomeSearchEnv(Environment):
         self.criteria[key] = value
         return "ok"
 
-    def do_search(self) -> dict[str, Any]:
+    @tool(returns=False)
+    def set_min_price(self, min_price: Annotated[int, Param(minimum=0)]) -> str:
+        """Minimum price in dollars."""
+        return self._set("min_price", min_price)
+
+    @tool(returns=False)
+    def set_max_price(self, max_price: Annotated[int, Param(minimum=0)]) -> str:
+        """Maximum price in dollars."""
+        return self._set("max_price", max_price)
+
+    @tool(returns=False)
+    def set_min_square_feet(self, min_square_feet: Annotated[int, Param(minimum=0)]) -> str:
+        """Minimum living area in square feet."""
+        return self._set("min_square_feet", min_square_feet)
+
+    @tool(returns=False)
+    def set_max_square_feet(self, max_square_feet: Annotated[int, Param(minimum=0)]) -> str:
+        """Maximum living area in square feet."""
+        return self._set("max_square_feet", max_square_feet)
+
+    @tool(returns=False)
+    def set_num_beds(self, num_beds: Annotated[int, Param(minimum=0)]) -> str:
+        """Number of bedrooms."""
+        return self._set("num_beds", num_beds)
+
+    @tool(returns=False)
+    def set_num_baths(self, num_baths: Annotated[float, Param(minimum=0)]) -> str:
+        """Number of bathrooms."""
+        return self._set("num_baths", num_baths)
+
+    @tool(returns=False)
+    def set_num_garages(self, num_garages: Annotated[int, Param(minimum=0)]) -> str:
+        """Number of garages."""
+        return self._set("num_garages", num_garages)
+
+    @tool(returns=False)
+    def set_num_swimming_pools(self, num_swimming_pools: Annotated[int, Param(minimum=0)]) -> str:
+        """Number of swimming pools."""
+        return self._set("num_swimming_pools", num_swimming_pools)
+
+    @tool(returns=False)
+    def set_floor_number(self, floor_number: Annotated[int, Param(minimum=0)]) -> str:
+        """Floor the home is on."""
+        return self._set("floor_number", floor_number)
+
+    @tool(returns=False)
+    def set_max_commute_time(self, max_commute_time: Annotated[int, Param(minimum=0)]) -> str:
+        """Maximum commute time in minutes."""
+        return self._set("max_commute_time", max_commute_time)
+
+    @tool(returns=False)
+    def set_num_balconies(self, num_balconies: Annotated[int, Param(minimum=0)]) -> str:
+        """Number of balconies."""
+        return self._set("num_balconies", num_balconies)
+
+    @tool(returns=False)
+    def search(self) -> dict[str, Any]:
+        """Submit the search with the criteria set so far."""
         self.criteria.setdefault("min_price", 0)
         self.criteria.setdefault("min_square_feet", 0)
         return {"results": _fake_results(self.criteria)}
-
-    def __getattr__(self, attr: str) -> Any:
-        # the 11 numeric setters share one handler
-        if attr.startswith("do_") and attr[3:] in CRITERIA:
-            key = CRITERIA[attr[3:]][0]
-            return lambda **kw: self._set(key, kw[key])
-        raise AttributeError(attr)
 
 
 def _fake_results(criteria: dict[str, Any]) -> int:

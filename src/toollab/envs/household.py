@@ -20,10 +20,11 @@ from toollab.envs.base import (
     PRECONDITION,
     EnvError,
     Environment,
-    make_tool,
     register_env,
 )
-from toollab.schema import Tool, ToolCall
+from toollab.schema import ToolCall
+from toollab.tools.decorator import tool
+from toollab.tools.execution import CallResult
 
 ROOMS = ("bedroom", "bathroom", "kitchen", "living_room", "home_office")
 
@@ -83,67 +84,11 @@ OBJECTS: dict[str, tuple[str, frozenset[str]]] = {
 #: switched on at the start
 INITIALLY_ON = ("radio", "lamp")
 
-_ONE = "one object"
-#: action -> (arity, description)
-ACTIONS: dict[str, tuple[int, str]] = {
-    "Walk": (1, "Walk to a room or an object."),
-    "Run": (1, "Run to a room or an object."),
-    "Find": (1, "Go to an object so that it is within reach."),
-    "TurnTo": (1, "Turn towards an object within reach."),
-    "LookAt": (1, "Look at an object within reach."),
-    "PointAt": (1, "Point at an object within reach."),
-    "Touch": (1, "Touch an object within reach."),
-    "Grab": (1, "Pick up an object within reach (two hands)."),
-    "Release": (1, "Put down a held object on the floor."),
-    "PutBack": (2, "Put a held object on a surface within reach."),
-    "PutIn": (2, "Put a held object into an open container within reach."),
-    "PourInto": (2, "Pour a held drink into a container."),
-    "Open": (1, "Open an object within reach."),
-    "Close": (1, "Close an object within reach."),
-    "SwitchOn": (1, "Switch on an appliance within reach."),
-    "SwitchOff": (1, "Switch off an appliance within reach."),
-    "PlugIn": (1, "Plug in an appliance within reach."),
-    "PlugOut": (1, "Unplug an appliance within reach."),
-    "Sit": (1, "Sit on something within reach."),
-    "Lie": (1, "Lie on something within reach."),
-    "StandUp": (0, "Stand up."),
-    "Sleep": (0, "Fall asleep (lying down)."),
-    "WakeUp": (0, "Wake up."),
-    "Read": (1, "Read a held text."),
-    "Watch": (1, "Watch a switched-on screen within reach."),
-    "Type": (1, "Type on a keyboard or computer within reach."),
-    "Push": (1, "Push furniture within reach."),
-    "Pull": (1, "Pull furniture within reach."),
-    "Move": (1, "Move furniture within reach."),
-    "Wash": (1, "Wash an object, held or within reach."),
-    "Rinse": (1, "Rinse an object, held or within reach."),
-    "Scrub": (1, "Scrub an object, held or within reach."),
-    "Wipe": (1, "Wipe an object, held or within reach."),
-    "Drink": (1, "Drink a held drink."),
-    "Eat": (1, "Eat held food."),
-    "Cut": (1, "Cut food within reach while holding the knife."),
-    "Squeeze": (1, "Squeeze a held or reachable object."),
-    "PutOn": (1, "Put on a held piece of clothing."),
-    "TakeOff": (1, "Take off a worn piece of clothing."),
-    "Greet": (1, "Greet a person within reach."),
-}
-
 
 @register_env("household")
 class HouseholdEnv(Environment):
     description = "Plan household activities as a sequence of actions over objects."
     scenario = "AM"
-
-    def build_tools(self) -> list[Tool]:
-        tools = []
-        for name, (arity, desc) in ACTIONS.items():
-            props: dict[str, Any] = {}
-            if arity >= 1:
-                props["object"] = {"type": "string"}
-            if arity == 2:
-                props["target"] = {"type": "string"}
-            tools.append(make_tool(name, desc, props, list(props)))
-        return tools
 
     def reset(self, seed: int = 0) -> None:
         self.seed = seed
@@ -198,11 +143,13 @@ class HouseholdEnv(Environment):
         }
         return call.model_copy(update={"arguments": args})
 
-    def execute(self, call: ToolCall) -> Any:
+    def call_at(self, calls: Sequence[ToolCall], index: int, done: Sequence[CallResult]) -> Any:
+        call = calls[index]
         self.tool(call.name)  # unknown action -> EnvError first
         if self.agent["asleep"] and call.name != "WakeUp":
             raise EnvError("the agent is asleep; WakeUp first", PRECONDITION)
-        return super().execute(self.normalize(call))
+        calls = [*calls[:index], self.normalize(call), *calls[index + 1 :]]
+        return super().call_at(calls, index, done)
 
     # -- helpers ---------------------------------------------------------------------------------
     def _obj(self, name: str, prop: str | None = None) -> dict[str, Any]:
@@ -263,14 +210,20 @@ class HouseholdEnv(Environment):
         self.near.add(target)
         return f"next to {target}"
 
-    # -- handlers: movement and attention ---------------------------------------------------------
-    def do_Walk(self, object: str) -> str:
+    # -- tools: movement and attention ---------------------------------------------------------
+    @tool(returns=False)
+    def Walk(self, object: str) -> str:
+        """Walk to a room or an object."""
         return self._go(object)
 
-    def do_Run(self, object: str) -> str:
+    @tool(returns=False)
+    def Run(self, object: str) -> str:
+        """Run to a room or an object."""
         return self._go(object)
 
-    def do_Find(self, object: str) -> str:
+    @tool(returns=False)
+    def Find(self, object: str) -> str:
+        """Go to an object so that it is within reach."""
         if object in ROOMS:
             raise EnvError(f"{object} is a room; Walk to it", BAD_VALUE)
         return self._go(object)
@@ -279,10 +232,30 @@ class HouseholdEnv(Environment):
         self._reach(object)
         return "ok"
 
-    do_TurnTo = do_LookAt = do_PointAt = do_Touch = _look
+    @tool(returns=False)
+    def TurnTo(self, object: str) -> str:
+        """Turn towards an object within reach."""
+        return self._look(object)
+
+    @tool(returns=False)
+    def LookAt(self, object: str) -> str:
+        """Look at an object within reach."""
+        return self._look(object)
+
+    @tool(returns=False)
+    def PointAt(self, object: str) -> str:
+        """Point at an object within reach."""
+        return self._look(object)
+
+    @tool(returns=False)
+    def Touch(self, object: str) -> str:
+        """Touch an object within reach."""
+        return self._look(object)
 
     # -- hands -----------------------------------------------------------------------------------
-    def do_Grab(self, object: str) -> str:
+    @tool(returns=False)
+    def Grab(self, object: str) -> str:
+        """Pick up an object within reach (two hands)."""
         st = self._reach(object, "grabbable")
         if object in self.agent["holding"]:
             raise EnvError(f"already holding {object}", PRECONDITION)
@@ -297,18 +270,24 @@ class HouseholdEnv(Environment):
         self.world[object]["location"] = where
         self.near.add(object)
 
-    def do_Release(self, object: str) -> str:
+    @tool(returns=False)
+    def Release(self, object: str) -> str:
+        """Put down a held object on the floor."""
         self._held(object)
         self._let_go(object, str(self.agent["room"]))
         return "ok"
 
-    def do_PutBack(self, object: str, target: str) -> str:
+    @tool(returns=False)
+    def PutBack(self, object: str, target: str) -> str:
+        """Put a held object on a surface within reach."""
         self._held(object)
         self._reach(target, "surface")
         self._let_go(object, target)
         return "ok"
 
-    def do_PutIn(self, object: str, target: str) -> str:
+    @tool(returns=False)
+    def PutIn(self, object: str, target: str) -> str:
+        """Put a held object into an open container within reach."""
         self._held(object)
         st = self._reach(target, "container")
         if st.get("open") is False:
@@ -316,7 +295,9 @@ class HouseholdEnv(Environment):
         self._let_go(object, target)
         return "ok"
 
-    def do_PourInto(self, object: str, target: str) -> str:
+    @tool(returns=False)
+    def PourInto(self, object: str, target: str) -> str:
+        """Pour a held drink into a container."""
         self._held(object, "pourable")
         self._reach(target)
         if "washable" not in OBJECTS[target][1] and "container" not in OBJECTS[target][1]:
@@ -332,52 +313,74 @@ class HouseholdEnv(Environment):
         st[key] = value
         return "ok"
 
-    def do_Open(self, object: str) -> str:
+    @tool(returns=False)
+    def Open(self, object: str) -> str:
+        """Open an object within reach."""
         return self._set(object, "openable", "open", True)
 
-    def do_Close(self, object: str) -> str:
+    @tool(returns=False)
+    def Close(self, object: str) -> str:
+        """Close an object within reach."""
         return self._set(object, "openable", "open", False)
 
-    def do_SwitchOn(self, object: str) -> str:
+    @tool(returns=False)
+    def SwitchOn(self, object: str) -> str:
+        """Switch on an appliance within reach."""
         if self._obj(object).get("plugged") is False:
             raise EnvError(f"{object} is unplugged; PlugIn first", PRECONDITION)
         return self._set(object, "switchable", "on", True)
 
-    def do_SwitchOff(self, object: str) -> str:
+    @tool(returns=False)
+    def SwitchOff(self, object: str) -> str:
+        """Switch off an appliance within reach."""
         return self._set(object, "switchable", "on", False)
 
-    def do_PlugIn(self, object: str) -> str:
+    @tool(returns=False)
+    def PlugIn(self, object: str) -> str:
+        """Plug in an appliance within reach."""
         return self._set(object, "pluggable", "plugged", True)
 
-    def do_PlugOut(self, object: str) -> str:
+    @tool(returns=False)
+    def PlugOut(self, object: str) -> str:
+        """Unplug an appliance within reach."""
         return self._set(object, "pluggable", "plugged", False)
 
     # -- posture ---------------------------------------------------------------------------------
-    def do_Sit(self, object: str) -> str:
+    @tool(returns=False)
+    def Sit(self, object: str) -> str:
+        """Sit on something within reach."""
         self._standing()
         self._reach(object, "sittable")
         self.agent["posture"] = "sitting"
         return "ok"
 
-    def do_Lie(self, object: str) -> str:
+    @tool(returns=False)
+    def Lie(self, object: str) -> str:
+        """Lie on something within reach."""
         self._standing()
         self._reach(object, "lieable")
         self.agent["posture"] = "lying"
         return "ok"
 
-    def do_StandUp(self) -> str:
+    @tool(returns=False)
+    def StandUp(self) -> str:
+        """Stand up."""
         if self.agent["posture"] == "standing":
             raise EnvError("the agent is already standing", PRECONDITION)
         self.agent["posture"] = "standing"
         return "ok"
 
-    def do_Sleep(self) -> str:
+    @tool(returns=False)
+    def Sleep(self) -> str:
+        """Fall asleep (lying down)."""
         if self.agent["posture"] != "lying":
             raise EnvError("Lie down before sleeping", PRECONDITION)
         self.agent["asleep"] = True
         return "ok"
 
-    def do_WakeUp(self) -> str:
+    @tool(returns=False)
+    def WakeUp(self) -> str:
+        """Wake up."""
         if not self.agent["asleep"]:
             raise EnvError("the agent is not asleep", PRECONDITION)
         self.agent["asleep"] = False
@@ -388,17 +391,23 @@ class HouseholdEnv(Environment):
         self.world[object][key] = True
         return "ok"
 
-    def do_Read(self, object: str) -> str:
+    @tool(returns=False)
+    def Read(self, object: str) -> str:
+        """Read a held text."""
         self._held(object, "readable")
         return self._mark(object, "read")
 
-    def do_Watch(self, object: str) -> str:
+    @tool(returns=False)
+    def Watch(self, object: str) -> str:
+        """Watch a switched-on screen within reach."""
         st = self._reach(object, "watchable")
         if not st.get("on"):
             raise EnvError(f"{object} is off", PRECONDITION)
         return self._mark(object, "watched")
 
-    def do_Type(self, object: str) -> str:
+    @tool(returns=False)
+    def Type(self, object: str) -> str:
+        """Type on a keyboard or computer within reach."""
         self._reach(object, "typeable")
         if object == "computer" and not self.world["computer"]["on"]:
             raise EnvError("the computer is off", PRECONDITION)
@@ -409,39 +418,82 @@ class HouseholdEnv(Environment):
         self._reach(object, "movable")
         return self._mark(object, "moved")
 
-    do_Push = do_Pull = do_Move = _furniture
+    @tool(returns=False)
+    def Push(self, object: str) -> str:
+        """Push furniture within reach."""
+        return self._furniture(object)
+
+    @tool(returns=False)
+    def Pull(self, object: str) -> str:
+        """Pull furniture within reach."""
+        return self._furniture(object)
+
+    @tool(returns=False)
+    def Move(self, object: str) -> str:
+        """Move furniture within reach."""
+        return self._furniture(object)
 
     def _clean(self, object: str) -> str:
         self._reach(object, "washable")
         return self._mark(object, "clean")
 
-    do_Wash = do_Rinse = do_Scrub = do_Wipe = _clean
+    @tool(returns=False)
+    def Wash(self, object: str) -> str:
+        """Wash an object, held or within reach."""
+        return self._clean(object)
 
-    def do_Drink(self, object: str) -> str:
+    @tool(returns=False)
+    def Rinse(self, object: str) -> str:
+        """Rinse an object, held or within reach."""
+        return self._clean(object)
+
+    @tool(returns=False)
+    def Scrub(self, object: str) -> str:
+        """Scrub an object, held or within reach."""
+        return self._clean(object)
+
+    @tool(returns=False)
+    def Wipe(self, object: str) -> str:
+        """Wipe an object, held or within reach."""
+        return self._clean(object)
+
+    @tool(returns=False)
+    def Drink(self, object: str) -> str:
+        """Drink a held drink."""
         self._held(object, "drinkable")
         return self._mark(object, "drunk")
 
-    def do_Eat(self, object: str) -> str:
+    @tool(returns=False)
+    def Eat(self, object: str) -> str:
+        """Eat held food."""
         self._held(object, "eatable")
         return self._mark(object, "eaten")
 
-    def do_Cut(self, object: str) -> str:
+    @tool(returns=False)
+    def Cut(self, object: str) -> str:
+        """Cut food within reach while holding the knife."""
         self._reach(object, "cuttable")
         if "knife" not in self.agent["holding"]:
             raise EnvError("hold the knife to cut", PRECONDITION)
         return self._mark(object, "cut")
 
-    def do_Squeeze(self, object: str) -> str:
+    @tool(returns=False)
+    def Squeeze(self, object: str) -> str:
+        """Squeeze a held or reachable object."""
         self._reach(object, "squeezable")
         return self._mark(object, "squeezed")
 
-    def do_PutOn(self, object: str) -> str:
+    @tool(returns=False)
+    def PutOn(self, object: str) -> str:
+        """Put on a held piece of clothing."""
         self._held(object, "wearable")
         self.agent["holding"].remove(object)
         self.world[object]["location"] = "worn"
         return "ok"
 
-    def do_TakeOff(self, object: str) -> str:
+    @tool(returns=False)
+    def TakeOff(self, object: str) -> str:
+        """Take off a worn piece of clothing."""
         st = self._obj(object, "wearable")
         if st["location"] != "worn":
             raise EnvError(f"{object} is not worn", PRECONDITION)
@@ -451,6 +503,12 @@ class HouseholdEnv(Environment):
         st["location"] = "agent"
         return "ok"
 
-    def do_Greet(self, object: str) -> str:
+    @tool(returns=False)
+    def Greet(self, object: str) -> str:
+        """Greet a person within reach."""
         self._reach(object, "person")
         return self._mark(object, "greeted")
+
+
+#: the 40 actions, in the order they are offered
+ACTIONS: tuple[str, ...] = tuple(t.name for t in HouseholdEnv.declared_tools())

@@ -43,7 +43,7 @@ from functools import cache
 
 from toollab.envs.base import Environment, env_class
 from toollab.envs.tasks import TASKSETS
-from toollab.envs.tasks.common import Task, TaskSet, TemplateError
+from toollab.envs.tasks.common import Goal, TaskSet, TemplateError
 from toollab.errors import UsageError, did_you_mean
 from toollab.schema import GoldCall
 
@@ -67,7 +67,7 @@ def task_set(env: str) -> TaskSet:
 
 def draw(
     ts: TaskSet, env: Environment, rng: random.Random, tries: int = 50
-) -> tuple[str, int, Task]:
+) -> tuple[str, int, Goal]:
     """One template draw: (template name, environment seed, task)."""
     names = sorted(ts.templates)
     weights = [ts.weights.get(n, 1.0) for n in names]

@@ -14,18 +14,17 @@ import operator
 import random
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from toollab.envs.base import (
     BAD_VALUE,
     NOT_FOUND,
     EnvError,
     Environment,
-    make_tool,
     register_env,
 )
 from toollab.errors import BackendError
-from toollab.schema import Tool
+from toollab.tools.decorator import Param, tool
 
 #: the bundled sheets: title -> (columns, row factory)
 SHEETS: dict[str, tuple[list[str], list[list[Any]]]] = {
@@ -69,7 +68,6 @@ VALUE_CAP: dict[str, int] = {"grades": 100}
 OPERATORS = ("==", "!=", ">", ">=", "<", "<=", "contains")
 _CELL = re.compile(r"^([A-Z]{1,2})([1-9]\d*)$")
 _RANGE = re.compile(r"\b([A-Z]{1,2}[1-9]\d*):([A-Z]{1,2}[1-9]\d*)\b")
-_VALUE = {"type": ["string", "number"]}
 _BIN: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -145,73 +143,6 @@ class SpreadsheetEnv(Environment):
     description = "Edit a worksheet: cells, formulas, sorting, rows, columns and filters."
     scenario = "AM"
 
-    def build_tools(self) -> list[Tool]:
-        cell = {
-            "cell": {
-                "type": "string",
-                "pattern": "^[A-Z]{1,2}[1-9][0-9]*$",
-                "description": "A1 notation; row 1 is the header.",
-            }
-        }
-        col = {"column": {"type": "string", "description": "Column header name."}}
-        return [
-            make_tool(
-                "update_cell",
-                "Write a value into a cell.",
-                {**cell, "value": _VALUE},
-                ["cell", "value"],
-            ),
-            make_tool(
-                "write_formula",
-                "Write a formula such as =SUM(B2:B5) or =B2*C2 into a cell.",
-                {**cell, "formula": {"type": "string", "pattern": "^="}},
-                ["cell", "formula"],
-            ),
-            make_tool(
-                "sort_rows",
-                "Sort the data rows by a column.",
-                {**col, "ascending": {"type": "boolean", "default": True}},
-                ["column"],
-            ),
-            make_tool(
-                "add_row",
-                "Append a data row; values maps column names to values.",
-                {"values": {"type": "object", "additionalProperties": _VALUE}},
-                ["values"],
-            ),
-            make_tool(
-                "delete_row",
-                "Delete a data row by its sheet row number (2 = first data row).",
-                {"row": {"type": "integer", "minimum": 2}},
-                ["row"],
-            ),
-            make_tool(
-                "add_column",
-                "Append a column filled with one value.",
-                {**col, "fill": {**_VALUE, "default": ""}},
-                ["column"],
-            ),
-            make_tool("delete_column", "Delete a column.", dict(col), ["column"]),
-            make_tool(
-                "rename_column",
-                "Rename a column.",
-                {**col, "new_name": {"type": "string"}},
-                ["column", "new_name"],
-            ),
-            make_tool(
-                "add_computed_column",
-                "Append a column computed per row, e.g. expression 'Price - Cost'.",
-                {**col, "expression": {"type": "string"}},
-                ["column", "expression"],
-            ),
-            make_tool(
-                "filter_rows",
-                "Keep only the data rows where the condition holds.",
-                {**col, "operator": {"type": "string", "enum": list(OPERATORS)}, "value": _VALUE},
-                ["column", "operator", "value"],
-            ),
-        ]
-
     def reset(self, seed: int = 0) -> None:
         try:
             import pandas as pd
@@ -277,13 +208,31 @@ class SpreadsheetEnv(Environment):
                         vals.append(v)
         return vals
 
-    # -- handlers ------------------------------------------------------------------------------
-    def do_update_cell(self, cell: str, value: Any) -> str:
+    # -- tools ---------------------------------------------------------------------------------
+    @tool(returns=False)
+    def update_cell(
+        self, cell: Annotated[str, Param(pattern="^[A-Z]{1,2}[1-9][0-9]*$")], value: str | float
+    ) -> str:
+        """Write a value into a cell.
+
+        Args:
+            cell: A1 notation; row 1 is the header.
+        """
         r, c = self._cell(cell)
         self._write(r, c, value)
         return "ok"
 
-    def do_write_formula(self, cell: str, formula: str) -> Any:
+    @tool(returns=False)
+    def write_formula(
+        self,
+        cell: Annotated[str, Param(pattern="^[A-Z]{1,2}[1-9][0-9]*$")],
+        formula: Annotated[str, Param(pattern="^=")],
+    ) -> Any:
+        """Write a formula such as =SUM(B2:B5) or =B2*C2 into a cell.
+
+        Args:
+            cell: A1 notation; row 1 is the header.
+        """
         r, c = self._cell(cell)
         ranges: dict[str, list[Any]] = {}
 
@@ -307,7 +256,13 @@ class SpreadsheetEnv(Environment):
         self._write(r, c, value)
         return norm_value(value)
 
-    def do_sort_rows(self, column: str, ascending: bool) -> str:
+    @tool(returns=False)
+    def sort_rows(self, column: str, ascending: bool = True) -> str:
+        """Sort the data rows by a column.
+
+        Args:
+            column: Column header name.
+        """
         col = self._column(column)
         try:
             self.df = self.df.sort_values(col, ascending=ascending, kind="mergesort").reset_index(
@@ -317,35 +272,63 @@ class SpreadsheetEnv(Environment):
             raise EnvError(f"column {col!r} mixes text and numbers: {exc}", BAD_VALUE) from exc
         return "ok"
 
-    def do_add_row(self, values: dict[str, Any]) -> str:
+    @tool(returns=False)
+    def add_row(self, values: dict[str, str | float]) -> str:
+        """Append a data row; values maps column names to values."""
         row = [""] * self.df.shape[1]
         for k, v in values.items():
             row[list(self.df.columns).index(self._column(k))] = norm_value(v)
         self.df.loc[len(self.df)] = row
         return "ok"
 
-    def do_delete_row(self, row: int) -> str:
+    @tool(returns=False)
+    def delete_row(self, row: Annotated[int, Param(minimum=2)]) -> str:
+        """Delete a data row by its sheet row number (2 = first data row)."""
         if row - 2 >= self.df.shape[0]:
             raise EnvError(f"row {row} is outside the sheet", BAD_VALUE)
         self.df = self.df.drop(index=row - 2).reset_index(drop=True)
         return "ok"
 
-    def do_add_column(self, column: str, fill: Any) -> str:
+    @tool(returns=False)
+    def add_column(self, column: str, fill: str | float = "") -> str:
+        """Append a column filled with one value.
+
+        Args:
+            column: Column header name.
+        """
         if column in map(str, self.df.columns):
             raise EnvError(f"column {column!r} already exists", BAD_VALUE)
         self.df[column] = [norm_value(fill)] * len(self.df)
         self.df[column] = self.df[column].astype(object)  # cells keep any type, as a sheet's do
         return "ok"
 
-    def do_delete_column(self, column: str) -> str:
+    @tool(returns=False)
+    def delete_column(self, column: str) -> str:
+        """Delete a column.
+
+        Args:
+            column: Column header name.
+        """
         self.df = self.df.drop(columns=[self._column(column)])
         return "ok"
 
-    def do_rename_column(self, column: str, new_name: str) -> str:
+    @tool(returns=False)
+    def rename_column(self, column: str, new_name: str) -> str:
+        """Rename a column.
+
+        Args:
+            column: Column header name.
+        """
         self.df = self.df.rename(columns={self._column(column): new_name})
         return "ok"
 
-    def do_add_computed_column(self, column: str, expression: str) -> str:
+    @tool(returns=False)
+    def add_computed_column(self, column: str, expression: str) -> str:
+        """Append a column computed per row, e.g. expression 'Price - Cost'.
+
+        Args:
+            column: Column header name.
+        """
         if column in map(str, self.df.columns):
             raise EnvError(f"column {column!r} already exists", BAD_VALUE)
         values = []
@@ -362,7 +345,18 @@ class SpreadsheetEnv(Environment):
     def _row_name(self, name: str, i: int) -> Any:
         return norm_value(self.df.at[i, self._column(name)])
 
-    def do_filter_rows(self, column: str, operator: str, value: Any) -> str:
+    @tool(returns=False)
+    def filter_rows(
+        self,
+        column: str,
+        operator: Literal["==", "!=", ">", ">=", "<", "<=", "contains"],
+        value: str | float,
+    ) -> str:
+        """Keep only the data rows where the condition holds.
+
+        Args:
+            column: Column header name.
+        """
         col = self._column(column)
         target = norm_value(value)
         keep = []

@@ -17,7 +17,7 @@ Rules of the upstream simulator (``evaluator/booking_evaluator.py``), in toollab
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from toollab.envs.base import (
     BAD_VALUE,
@@ -25,99 +25,16 @@ from toollab.envs.base import (
     ORDER,
     EnvError,
     Environment,
-    make_tool,
     register_env,
 )
-from toollab.schema import Tool
+from toollab.tools.decorator import Param, tool
 
 BOOKING_TYPES = ("hotels", "trip tickets", "both")
 TRANSPORT = ("flight", "train", "bus", "cruise")
 SEAT_CLASSES = ("economy", "premium economy", "business", "first")
 DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
-
-_LOC = {"location": {"type": "string"}}
-_DATE = {"date": {"type": "string", "pattern": DATE_PATTERN}}
-
-#: setters: tool -> (criteria key, description, parameter name, JSON schema, kind)
-_SETTERS: dict[str, tuple[str, str, str, dict[str, Any], str]] = {
-    "set_origin": ("location_from", "Where the trip starts.", "location", _LOC["location"], "loc"),
-    "set_destination": ("location_to", "Where the trip goes.", "location", _LOC["location"], "loc"),
-    "set_hotel_location": ("location", "Where to stay.", "location", _LOC["location"], "loc"),
-    "set_departure_date": ("departure_date", "Day of departure.", "date", _DATE["date"], "date"),
-    "set_return_date": ("return_date", "Day of the return trip.", "date", _DATE["date"], "date"),
-    "set_checkin_date": ("checkin_date", "Hotel check-in day.", "date", _DATE["date"], "date"),
-    "set_checkout_date": ("checkout_date", "Hotel check-out day.", "date", _DATE["date"], "date"),
-    "set_num_adults": (
-        "num_adults",
-        "Number of adults.",
-        "num_adults",
-        {"type": "integer", "minimum": 1},
-        "raw",
-    ),
-    "set_num_children": (
-        "num_children",
-        "Number of children.",
-        "num_children",
-        {"type": "integer", "minimum": 0},
-        "raw",
-    ),
-    "set_num_rooms": (
-        "num_rooms",
-        "Number of hotel rooms.",
-        "num_rooms",
-        {"type": "integer", "minimum": 1},
-        "raw",
-    ),
-    "set_min_ticket_price": (
-        "min_price_ticket",
-        "Minimum ticket price.",
-        "price",
-        {"type": "number", "minimum": 0},
-        "raw",
-    ),
-    "set_max_ticket_price": (
-        "max_price_ticket",
-        "Maximum ticket price.",
-        "price",
-        {"type": "number", "minimum": 0},
-        "raw",
-    ),
-    "set_min_room_price": (
-        "min_price_room",
-        "Minimum room price per night.",
-        "price",
-        {"type": "number", "minimum": 0},
-        "raw",
-    ),
-    "set_max_room_price": (
-        "max_price_room",
-        "Maximum room price per night.",
-        "price",
-        {"type": "number", "minimum": 0},
-        "raw",
-    ),
-    "select_room_type": (
-        "room_type",
-        "Room type, e.g. single, double, suite.",
-        "room_type",
-        {"type": "string"},
-        "raw",
-    ),
-    "set_min_hotel_rating": (
-        "min_rating",
-        "Minimum hotel star rating (1-5).",
-        "stars",
-        {"type": "integer", "minimum": 1, "maximum": 5},
-        "raw",
-    ),
-    "select_seat_class": (
-        "seat_class",
-        "Ticket class.",
-        "seat_class",
-        {"type": "string", "enum": list(SEAT_CLASSES)},
-        "raw",
-    ),
-}
+#: a "YYYY-MM-DD" date
+IsoDate = Annotated[str, Param(pattern=DATE_PATTERN)]
 
 REQUIRED = {
     "trip tickets": ("means_of_transportation", "location_from", "location_to", "departure_date"),
@@ -147,31 +64,6 @@ class TripBookingEnv(Environment):
     description = "Search transport tickets, hotel rooms or both; pick the booking type first."
     scenario = "PL"
 
-    def build_tools(self) -> list[Tool]:
-        tools = [
-            make_tool(
-                "select_booking_type",
-                "Choose what to book. Must be the first call.",
-                {"booking_type": {"type": "string", "enum": list(BOOKING_TYPES)}},
-                ["booking_type"],
-            ),
-            make_tool(
-                "select_transportation",
-                "Means of transportation for tickets.",
-                {"transportation": {"type": "string", "enum": list(TRANSPORT)}},
-                ["transportation"],
-            ),
-        ]
-        for fn, (_key, desc, param, schema, _kind) in _SETTERS.items():
-            tools.append(make_tool(fn, desc, {param: schema}, [param]))
-        tools.append(
-            make_tool(
-                "search_bookings",
-                "Submit the search for bookable offers. Required settings must be made.",
-            )
-        )
-        return tools
-
     def reset(self, seed: int = 0) -> None:
         self.seed = seed
         self.criteria: dict[str, Any] = {}
@@ -183,20 +75,27 @@ class TripBookingEnv(Environment):
         if "booking_type" not in self.criteria:
             raise EnvError("select_booking_type must be the first call", ORDER)
 
-    def do_select_booking_type(self, booking_type: str) -> str:
+    @tool(returns=False)
+    def select_booking_type(self, booking_type: Literal["hotels", "trip tickets", "both"]) -> str:
+        """Choose what to book. Must be the first call."""
         if self.criteria:
             raise EnvError("select_booking_type must be the first call", ORDER)
         self.criteria["booking_type"] = booking_type
         return "ok"
 
-    def do_select_transportation(self, transportation: str) -> str:
+    @tool(returns=False)
+    def select_transportation(
+        self, transportation: Literal["flight", "train", "bus", "cruise"]
+    ) -> str:
+        """Means of transportation for tickets."""
         self._need_type()
         self.criteria["means_of_transportation"] = transportation
         return "ok"
 
-    def _set(self, fn: str, value: Any) -> str:
+    def _set(self, key: str, value: Any, kind: str) -> str:
+        """Store a criterion: ``kind`` ``date`` (upstream m-d-y form), ``loc`` (spaces
+        collapsed) or ``raw``."""
         self._need_type()
-        key, _desc, _param, _schema, kind = _SETTERS[fn]
         if kind == "date":
             value = to_mdy(value)
         elif kind == "loc":
@@ -204,7 +103,96 @@ class TripBookingEnv(Environment):
         self.criteria[key] = value
         return "ok"
 
-    def do_search_bookings(self) -> dict[str, Any]:
+    @tool(returns=False)
+    def set_origin(self, location: str) -> str:
+        """Where the trip starts."""
+        return self._set("location_from", location, "loc")
+
+    @tool(returns=False)
+    def set_destination(self, location: str) -> str:
+        """Where the trip goes."""
+        return self._set("location_to", location, "loc")
+
+    @tool(returns=False)
+    def set_hotel_location(self, location: str) -> str:
+        """Where to stay."""
+        return self._set("location", location, "loc")
+
+    @tool(returns=False)
+    def set_departure_date(self, date: IsoDate) -> str:
+        """Day of departure."""
+        return self._set("departure_date", date, "date")
+
+    @tool(returns=False)
+    def set_return_date(self, date: IsoDate) -> str:
+        """Day of the return trip."""
+        return self._set("return_date", date, "date")
+
+    @tool(returns=False)
+    def set_checkin_date(self, date: IsoDate) -> str:
+        """Hotel check-in day."""
+        return self._set("checkin_date", date, "date")
+
+    @tool(returns=False)
+    def set_checkout_date(self, date: IsoDate) -> str:
+        """Hotel check-out day."""
+        return self._set("checkout_date", date, "date")
+
+    @tool(returns=False)
+    def set_num_adults(self, num_adults: Annotated[int, Param(minimum=1)]) -> str:
+        """Number of adults."""
+        return self._set("num_adults", num_adults, "raw")
+
+    @tool(returns=False)
+    def set_num_children(self, num_children: Annotated[int, Param(minimum=0)]) -> str:
+        """Number of children."""
+        return self._set("num_children", num_children, "raw")
+
+    @tool(returns=False)
+    def set_num_rooms(self, num_rooms: Annotated[int, Param(minimum=1)]) -> str:
+        """Number of hotel rooms."""
+        return self._set("num_rooms", num_rooms, "raw")
+
+    @tool(returns=False)
+    def set_min_ticket_price(self, price: Annotated[float, Param(minimum=0)]) -> str:
+        """Minimum ticket price."""
+        return self._set("min_price_ticket", price, "raw")
+
+    @tool(returns=False)
+    def set_max_ticket_price(self, price: Annotated[float, Param(minimum=0)]) -> str:
+        """Maximum ticket price."""
+        return self._set("max_price_ticket", price, "raw")
+
+    @tool(returns=False)
+    def set_min_room_price(self, price: Annotated[float, Param(minimum=0)]) -> str:
+        """Minimum room price per night."""
+        return self._set("min_price_room", price, "raw")
+
+    @tool(returns=False)
+    def set_max_room_price(self, price: Annotated[float, Param(minimum=0)]) -> str:
+        """Maximum room price per night."""
+        return self._set("max_price_room", price, "raw")
+
+    @tool(returns=False)
+    def select_room_type(self, room_type: str) -> str:
+        """Room type, e.g. single, double, suite."""
+        return self._set("room_type", room_type, "raw")
+
+    @tool(returns=False)
+    def set_min_hotel_rating(self, stars: Annotated[int, Param(minimum=1, maximum=5)]) -> str:
+        """Minimum hotel star rating (1-5)."""
+        return self._set("min_rating", stars, "raw")
+
+    @tool(returns=False)
+    def select_seat_class(
+        self, seat_class: Literal["economy", "premium economy", "business", "first"]
+    ) -> str:
+        """Ticket class."""
+        return self._set("seat_class", seat_class, "raw")
+
+    @tool(returns=False)
+    def search_bookings(self) -> dict[str, Any]:
+        """Submit the search for bookable offers. Required settings must be made."""
         self._need_type()
         c = self.criteria
         c.setdefault("min_price_ticket", 0)
@@ -219,10 +207,3 @@ class TripBookingEnv(Environment):
             c.setdefault("departure_date", c["checkin_date"])
             c.setdefault("return_date", c["checkout_date"])
         return {"status": "searched", "booking_type": btype}
-
-    def __getattr__(self, attr: str) -> Any:
-        if attr.startswith("do_") and attr[3:] in _SETTERS:
-            fn = attr[3:]
-            param = _SETTERS[fn][2]
-            return lambda **kw: self._set(fn, kw[param])
-        raise AttributeError(attr)

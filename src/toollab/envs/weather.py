@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
 
 from toollab.envs.base import (
     BAD_VALUE,
@@ -18,10 +18,9 @@ from toollab.envs.base import (
     EnvError,
     Environment,
     QueryLog,
-    make_tool,
     register_env,
 )
-from toollab.schema import Tool
+from toollab.tools.decorator import Param, tool
 
 #: name, country, lat, lon, zip code
 CITIES: list[tuple[str, str, float, float, str]] = [
@@ -48,8 +47,10 @@ CITIES: list[tuple[str, str, float, float, str]] = [
     ("Lisbon", "PT", 38.72, -9.14, "1100"),
     ("Oslo", "NO", 59.91, 10.75, "0150"),
 ]
-UNITS = ("standard", "metric", "imperial")
-LANGS = ("en", "es", "fr", "de", "it", "pt")
+Units = Literal["standard", "metric", "imperial"]
+UNITS: tuple[str, ...] = get_args(Units)
+Lang = Literal["en", "es", "fr", "de", "it", "pt"]
+LANGS: tuple[str, ...] = get_args(Lang)
 CONDITIONS = (
     "clear sky",
     "few clouds",
@@ -84,20 +85,6 @@ _TRANSLATIONS: dict[str, tuple[str, ...]] = {
     "pt": ("céu limpo", "algumas nuvens", "nublado", "chuva leve", "trovoada", "neve", "névoa"),
 }
 
-_UNITS = {
-    "type": "string",
-    "enum": list(UNITS),
-    "default": "standard",
-    "description": "standard=Kelvin, metric=Celsius, imperial=Fahrenheit",
-}
-_LANG = {"type": "string", "enum": list(LANGS), "default": "en"}
-_CITY = {"type": "string"}
-_COUNTRY = {"type": "string", "description": "e.g. US"}
-_ZIP = {"type": "string"}
-_LAT = {"type": "number", "minimum": -90, "maximum": 90}
-_LON = {"type": "number", "minimum": -180, "maximum": 180}
-_DAYS = {"type": "integer", "minimum": 1, "maximum": 7, "default": 5}
-
 
 def _hash(*parts: Any) -> int:
     return zlib.crc32("|".join(str(p) for p in parts).encode())
@@ -107,69 +94,6 @@ def _hash(*parts: Any) -> int:
 class WeatherEnv(Environment):
     description = "Current weather, forecasts and air quality by city, zip code or coordinates."
     scenario = "RS"
-
-    def build_tools(self) -> list[Tool]:
-        u, lang = {"units": _UNITS}, {"lang": _LANG}
-        return [
-            make_tool(
-                "current_weather_by_city",
-                "Current weather in a city.",
-                {"city": _CITY, "country_code": _COUNTRY, **u, **lang},
-                ["city"],
-            ),
-            make_tool(
-                "current_weather_by_zip",
-                "Current weather for a zip code.",
-                {"zip_code": _ZIP, "country_code": _COUNTRY, **u, **lang},
-                ["zip_code", "country_code"],
-            ),
-            make_tool(
-                "current_weather_by_coordinates",
-                "Current weather at coordinates.",
-                {"lat": _LAT, "lon": _LON, **u, **lang},
-                ["lat", "lon"],
-            ),
-            make_tool(
-                "forecast_by_city",
-                "Daily forecast for a city.",
-                {"city": _CITY, "days": _DAYS, **u, **lang},
-                ["city"],
-            ),
-            make_tool(
-                "forecast_by_zip",
-                "Daily forecast for a zip code.",
-                {"zip_code": _ZIP, "country_code": _COUNTRY, "days": _DAYS, **u},
-                ["zip_code", "country_code"],
-            ),
-            make_tool(
-                "forecast_by_coordinates",
-                "Daily forecast at coordinates.",
-                {"lat": _LAT, "lon": _LON, "days": _DAYS, **u},
-                ["lat", "lon"],
-            ),
-            make_tool(
-                "air_quality_by_coordinates",
-                "Current air quality index and pollutants.",
-                {"lat": _LAT, "lon": _LON},
-                ["lat", "lon"],
-            ),
-            make_tool(
-                "air_quality_forecast_by_coordinates",
-                "Hourly air quality forecast.",
-                {
-                    "lat": _LAT,
-                    "lon": _LON,
-                    "hours": {"type": "integer", "minimum": 1, "maximum": 24, "default": 3},
-                },
-                ["lat", "lon"],
-            ),
-            make_tool(
-                "geocode_city",
-                "Coordinates of a city.",
-                {"city": _CITY, "country_code": _COUNTRY},
-                ["city"],
-            ),
-        ]
 
     def reset(self, seed: int = 0) -> None:
         self.seed = seed
@@ -267,42 +191,118 @@ class WeatherEnv(Environment):
             "o3": round((h % 1300) / 10.0, 1),
         }
 
-    # -- handlers --------------------------------------------------------------------------------
-    def do_current_weather_by_city(
-        self, city: str, units: str, lang: str, country_code: str | None = None
+    # -- tools -----------------------------------------------------------------------------------
+    @tool(returns=False)
+    def current_weather_by_city(
+        self,
+        city: str,
+        country_code: Annotated[str | None, Param(optional=True)] = None,
+        units: Units = "standard",
+        lang: Lang = "en",
     ) -> dict[str, Any]:
+        """Current weather in a city.
+
+        Args:
+            country_code: e.g. US
+            units: standard=Kelvin, metric=Celsius, imperial=Fahrenheit
+        """
         return self._current(self._by_city(city, country_code), units, lang)
 
-    def do_current_weather_by_zip(
-        self, zip_code: str, country_code: str, units: str, lang: str
+    @tool(returns=False)
+    def current_weather_by_zip(
+        self,
+        zip_code: str,
+        country_code: str,
+        units: Units = "standard",
+        lang: Lang = "en",
     ) -> dict[str, Any]:
+        """Current weather for a zip code.
+
+        Args:
+            country_code: e.g. US
+            units: standard=Kelvin, metric=Celsius, imperial=Fahrenheit
+        """
         return self._current(self._by_zip(zip_code, country_code), units, lang)
 
-    def do_current_weather_by_coordinates(
-        self, lat: float, lon: float, units: str, lang: str
+    @tool(returns=False)
+    def current_weather_by_coordinates(
+        self,
+        lat: Annotated[float, Param(minimum=-90, maximum=90)],
+        lon: Annotated[float, Param(minimum=-180, maximum=180)],
+        units: Units = "standard",
+        lang: Lang = "en",
     ) -> dict[str, Any]:
+        """Current weather at coordinates.
+
+        Args:
+            units: standard=Kelvin, metric=Celsius, imperial=Fahrenheit
+        """
         return self._current(self._by_coords(lat, lon), units, lang)
 
-    def do_forecast_by_city(self, city: str, days: int, units: str, lang: str) -> dict[str, Any]:
+    @tool(returns=False)
+    def forecast_by_city(
+        self,
+        city: str,
+        days: Annotated[int, Param(minimum=1, maximum=7)] = 5,
+        units: Units = "standard",
+        lang: Lang = "en",
+    ) -> dict[str, Any]:
+        """Daily forecast for a city.
+
+        Args:
+            units: standard=Kelvin, metric=Celsius, imperial=Fahrenheit
+        """
         return self._forecast(self._by_city(city, None), days, units, lang)
 
-    def do_forecast_by_zip(
-        self, zip_code: str, country_code: str, days: int, units: str
+    @tool(returns=False)
+    def forecast_by_zip(
+        self,
+        zip_code: str,
+        country_code: str,
+        days: Annotated[int, Param(minimum=1, maximum=7)] = 5,
+        units: Units = "standard",
     ) -> dict[str, Any]:
+        """Daily forecast for a zip code.
+
+        Args:
+            country_code: e.g. US
+            units: standard=Kelvin, metric=Celsius, imperial=Fahrenheit
+        """
         return self._forecast(self._by_zip(zip_code, country_code), days, units, "en")
 
-    def do_forecast_by_coordinates(
-        self, lat: float, lon: float, days: int, units: str
+    @tool(returns=False)
+    def forecast_by_coordinates(
+        self,
+        lat: Annotated[float, Param(minimum=-90, maximum=90)],
+        lon: Annotated[float, Param(minimum=-180, maximum=180)],
+        days: Annotated[int, Param(minimum=1, maximum=7)] = 5,
+        units: Units = "standard",
     ) -> dict[str, Any]:
+        """Daily forecast at coordinates.
+
+        Args:
+            units: standard=Kelvin, metric=Celsius, imperial=Fahrenheit
+        """
         return self._forecast(self._by_coords(lat, lon), days, units, "en")
 
-    def do_air_quality_by_coordinates(self, lat: float, lon: float) -> dict[str, Any]:
+    @tool(returns=False)
+    def air_quality_by_coordinates(
+        self,
+        lat: Annotated[float, Param(minimum=-90, maximum=90)],
+        lon: Annotated[float, Param(minimum=-180, maximum=180)],
+    ) -> dict[str, Any]:
+        """Current air quality index and pollutants."""
         rec = self._by_coords(lat, lon)
         return self.log.add({"kind": "air_quality", "place": self._place(rec), **self._aqi(rec, 0)})
 
-    def do_air_quality_forecast_by_coordinates(
-        self, lat: float, lon: float, hours: int
+    @tool(returns=False)
+    def air_quality_forecast_by_coordinates(
+        self,
+        lat: Annotated[float, Param(minimum=-90, maximum=90)],
+        lon: Annotated[float, Param(minimum=-180, maximum=180)],
+        hours: Annotated[int, Param(minimum=1, maximum=24)] = 3,
     ) -> dict[str, Any]:
+        """Hourly air quality forecast."""
         rec = self._by_coords(lat, lon)
         return self.log.add(
             {
@@ -312,7 +312,15 @@ class WeatherEnv(Environment):
             }
         )
 
-    def do_geocode_city(self, city: str, country_code: str | None = None) -> dict[str, Any]:
+    @tool(returns=False)
+    def geocode_city(
+        self, city: str, country_code: Annotated[str | None, Param(optional=True)] = None
+    ) -> dict[str, Any]:
+        """Coordinates of a city.
+
+        Args:
+            country_code: e.g. US
+        """
         if not city.strip():
             raise EnvError("city must not be empty", BAD_VALUE)
         rec = self._by_city(city, country_code)

@@ -1,6 +1,6 @@
 """The tool layer: ``@tool``, tool pools, schema and argument validation, execution, sandbox."""
 
-from toollab.tools.decorator import ToolFunction, parse_docstring, tool, tool_schema
+from toollab.tools.decorator import Param, ToolFunction, parse_docstring, tool, tool_schema
 from toollab.tools.execution import CallResult, ExecutionResult, Executor
 from toollab.tools.formats import normalize_schema, seal_to_tool, tool_from_record, tool_to_record
 from toollab.tools.jsonable import to_jsonable
@@ -34,6 +34,7 @@ __all__ = [
     "CommandResult",
     "ExecutionResult",
     "Executor",
+    "Param",
     "PoolEntry",
     "PoolFileError",
     "Problem",

@@ -20,15 +20,39 @@ The schema comes from the signature and the docstring::
   ``dict[str, X]``, ``Literal[...]`` and ``Enum`` (→ ``enum``), ``X | None`` / ``Optional[X]``
   (→ nullable), ``Annotated[X, "description"]``; anything else pydantic can describe (dataclasses,
   ``TypedDict``, pydantic models, ``datetime``) through ``pydantic.TypeAdapter``;
+* ``Annotated[X, Param(...)]`` adds JSON-Schema facts the type cannot say
+  (``Param(minimum=0, maximum=90)``, ``Param(minItems=1)``, ``Param(pattern="^[A-Z]{3}$")``);
+  ``Param(optional=True)`` makes a parameter with a default optional without recording the default
+  (the function's own default applies when a call leaves it out; ``X | None`` then gives X's
+  schema);
 * a parameter without a default is required; a JSON-serialisable default is recorded;
 * the docstring's summary is the description; Google-style ``Args:`` entries describe the
   parameters; the ``Returns:`` section describes the result, and entries written as
   ``name (type): description`` in it declare the output's fields (in order) so that later calls can
   reference them;
-* the return annotation gives the ``returns`` schema (``-> None`` gives none).
+* the return annotation gives the ``returns`` schema (``-> None`` gives none;
+  ``@tool(returns=False)`` leaves the result undescribed).
 
 The decorated object stays callable exactly like the function (sync or async) and exposes
 ``.tool`` (the schema), ``.fn``, ``.is_async``, ``.sandboxed``, ``.parallel`` and ``.timeout``.
+
+``@tool`` works on methods too: ``self`` is left out of the schema, and reading the attribute from
+an instance gives a :class:`ToolFunction` bound to it (``obj.method.tool`` is the schema,
+``obj.method(**arguments)`` the call)::
+
+    class Thermostat:
+        def __init__(self) -> None:
+            self.target = 20.0
+
+        @tool
+        def set_target(self, celsius: Annotated[float, Param(minimum=5, maximum=30)]) -> str:
+            '''Set the target temperature.
+
+            Args:
+                celsius: Degrees Celsius.
+            '''
+            self.target = celsius
+            return "ok"
 """
 
 from __future__ import annotations
@@ -73,6 +97,37 @@ _SCALAR_KINDS = {"string", "integer", "number", "boolean"}
 
 _ENTRY = re.compile(r"^\s*\**(?P<name>[A-Za-z_]\w*)\s*(?:\((?P<type>[^)]*)\))?\s*:\s*(?P<desc>.*)$")
 _TYPED_ENTRY = re.compile(r"^\s*(?P<name>[A-Za-z_]\w*)\s*\((?P<type>[^)]*)\)\s*:\s*(?P<desc>.*)$")
+
+
+class Param:
+    """JSON-Schema facts for one parameter, given as ``Annotated[X, Param(...)]``.
+
+    ``description`` describes the parameter (the docstring's ``Args:`` entry wins when both are
+    given); every other keyword is a JSON-Schema keyword added as it is (``minimum``, ``maximum``,
+    ``exclusiveMinimum``, ``pattern``, ``minLength``, ``minItems``, ``format``, ...).
+    ``optional=True`` keeps the parameter out of ``required`` without recording its default.
+    """
+
+    __slots__ = ("description", "facts", "optional")
+
+    def __init__(
+        self, description: str | None = None, *, optional: bool = False, **facts: Any
+    ) -> None:
+        for key in ("type", "properties", "required"):
+            if key in facts:
+                raise ToolSchemaError(
+                    f"Param({key}=...) is not allowed: the {key!r} comes from the type annotation"
+                )
+        self.description = description
+        self.optional = optional
+        self.facts = facts
+
+    def __repr__(self) -> str:
+        args = [repr(self.description)] if self.description is not None else []
+        if self.optional:
+            args.append("optional=True")
+        args.extend(f"{k}={v!r}" for k, v in self.facts.items())
+        return f"Param({', '.join(args)})"
 
 
 @dataclass
@@ -173,6 +228,13 @@ class _Schemer:
         if origin is typing.Annotated:
             inner = self(args[0])
             notes = [a for a in args[1:] if isinstance(a, str)]
+            for meta in args[1:]:
+                if isinstance(meta, Param):
+                    if meta.optional:
+                        inner = _drop_null(inner)
+                    inner = {**inner, **meta.facts}
+                    if meta.description is not None:
+                        notes.append(meta.description)
             if notes:
                 inner = {**inner, "description": " ".join(notes)}
             return inner
@@ -271,20 +333,64 @@ def _strip_titles(schema: Any) -> Any:
     return schema
 
 
+def _drop_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` without ``null`` among its types (an optional parameter need not be null)."""
+    kinds = schema.get("type")
+    if isinstance(kinds, list) and "null" in kinds:
+        rest = [k for k in kinds if k != "null"]
+        return {**schema, "type": rest[0] if len(rest) == 1 else rest}
+    members = schema.get("anyOf")
+    if isinstance(members, list) and {"type": "null"} in members:
+        rest = [m for m in members if m != {"type": "null"}]
+        if len(rest) == 1:
+            out = {k: v for k, v in schema.items() if k != "anyOf"}
+            return {**rest[0], **out}
+        return {**schema, "anyOf": rest}
+    return schema
+
+
+def _is_optional(ann: Any) -> bool:
+    """Does ``ann`` carry ``Param(optional=True)``?"""
+    if typing.get_origin(ann) is not typing.Annotated:
+        return False
+    return any(isinstance(m, Param) and m.optional for m in typing.get_args(ann)[1:])
+
+
+def _is_method(fn: Callable[..., Any], params: list[inspect.Parameter]) -> bool:
+    """Is ``fn`` a function defined in a class body, taking ``self`` first?"""
+    qual = getattr(fn, "__qualname__", "")
+    owner = qual.rsplit(".", 1)[0] if "." in qual else ""
+    return bool(
+        owner
+        and not owner.endswith("<locals>")
+        and params
+        and params[0].name in ("self", "cls")
+        and params[0].kind
+        in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    )
+
+
 def _jsonable_default(value: Any) -> tuple[bool, Any]:
     if isinstance(value, enum.Enum):
         value = value.value
     try:
-        json.dumps(value)
+        text = json.dumps(value)
     except (TypeError, ValueError):
         return False, None
-    return True, value
+    return True, json.loads(text)  # the JSON value: a tuple default is recorded as a list
 
 
 def tool_schema(
-    fn: Callable[..., Any], *, name: str | None = None, description: str | None = None
+    fn: Callable[..., Any],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    returns: bool = True,
 ) -> Tool:
-    """Build the :class:`Tool` for ``fn`` from its signature, type hints and docstring."""
+    """Build the :class:`Tool` for ``fn`` from its signature, type hints and docstring.
+
+    A function defined in a class (a method) leaves its first parameter (``self``) out;
+    ``returns=False`` leaves the result undescribed."""
     fname = name or getattr(fn, "__name__", None)
     if not fname or fname == "<lambda>":
         raise ToolSchemaError("a tool needs a name: pass @tool(name=...) for lambdas")
@@ -298,7 +404,11 @@ def tool_schema(
     properties: dict[str, Any] = {}
     required: list[str] = []
     extra: dict[str, Any] | bool | None = None
-    for pname, param in sig.parameters.items():
+    params = list(sig.parameters.values())
+    if _is_method(fn, params):
+        params = params[1:]
+    for param in params:
+        pname = param.name
         if param.kind is inspect.Parameter.VAR_POSITIONAL:
             raise ToolSchemaError(
                 f"tool {fname!r}: *{pname} is not allowed; tools take named parameters"
@@ -313,14 +423,17 @@ def tool_schema(
             extra = schemer(ann) or True
             continue
         schema = schemer(ann)
-        if doc.params.get(pname):
-            schema = {**schema, "description": doc.params[pname]}
+        described = schema.pop("description", None)
         if param.default is inspect.Parameter.empty:
             required.append(pname)
-        else:
+        elif not _is_optional(ann):
             ok, default = _jsonable_default(param.default)
             if ok:
                 schema["default"] = default
+        if doc.params.get(pname):
+            described = doc.params[pname]
+        if described is not None:
+            schema["description"] = described
         properties[pname] = schema
     parameters: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
     if extra is not None:
@@ -328,12 +441,16 @@ def tool_schema(
     if schemer.defs:
         parameters["$defs"] = dict(schemer.defs)
 
-    returns = _returns_schema(fname, hints.get("return", inspect.Parameter.empty), doc)
+    result = (
+        _returns_schema(fname, hints.get("return", inspect.Parameter.empty), doc)
+        if returns
+        else None
+    )
     return Tool.build(
         name=fname,
         description=description if description is not None else doc.description,
         parameters=parameters,
-        returns=returns,
+        returns=result,
     )
 
 
@@ -384,9 +501,10 @@ class ToolFunction:
         sandboxed: bool = False,
         parallel: bool = True,
         timeout: float | None = None,
+        returns: bool = True,
     ) -> None:
         self.fn = fn
-        self.tool: Tool = tool_schema(fn, name=name, description=description)
+        self.tool: Tool = tool_schema(fn, name=name, description=description, returns=returns)
         self.is_async = inspect.iscoroutinefunction(fn)
         self.sandboxed = sandboxed
         self.parallel = parallel
@@ -399,6 +517,19 @@ class ToolFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
+
+    def __get__(self, obj: Any, objtype: type | None = None) -> ToolFunction:
+        """Read from an instance: the same tool, bound to the instance (``self`` supplied)."""
+        if obj is None:
+            return self
+        return self.bind(obj)
+
+    def bind(self, obj: Any) -> ToolFunction:
+        """This method's tool with ``obj`` as ``self`` (the schema is shared, not rebuilt)."""
+        bound = object.__new__(ToolFunction)
+        bound.__dict__.update(self.__dict__)
+        bound.fn = types.MethodType(self.fn, obj)
+        return bound
 
     def __repr__(self) -> str:
         return f"ToolFunction({self.tool.name!r})"
@@ -416,6 +547,7 @@ def tool(
     sandboxed: bool = False,
     parallel: bool = True,
     timeout: float | None = None,
+    returns: bool = True,
 ) -> Callable[[Callable[..., Any]], ToolFunction]: ...
 
 
@@ -428,12 +560,14 @@ def tool(
     sandboxed: bool = False,
     parallel: bool = True,
     timeout: float | None = None,
+    returns: bool = True,
 ) -> ToolFunction | Callable[[Callable[..., Any]], ToolFunction]:
-    """Turn a function into a tool: ``@tool`` or ``@tool(name=..., sandboxed=True, ...)``.
+    """Turn a function (or a method) into a tool: ``@tool`` or ``@tool(name=..., ...)``.
 
     ``sandboxed=True`` runs it through :class:`~toollab.tools.sandbox.Sandbox` when executed;
     ``parallel=False`` keeps the executor from running it alongside other calls; ``timeout``
-    overrides the executor's per-call timeout (seconds).
+    overrides the executor's per-call timeout (seconds); ``returns=False`` leaves the result
+    out of the schema.
     """
 
     def wrap(f: Callable[..., Any]) -> ToolFunction:
@@ -444,6 +578,7 @@ def tool(
             sandboxed=sandboxed,
             parallel=parallel,
             timeout=timeout,
+            returns=returns,
         )
 
     return wrap(fn) if fn is not None else wrap

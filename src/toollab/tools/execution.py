@@ -140,10 +140,115 @@ class ExecutionResult:
         }
 
 
-class _Failure(Exception):
-    def __init__(self, kind: str, message: str) -> None:
+class CallFailure(Exception):
+    """Why a call has no output: ``kind`` is one of :data:`ERROR_KINDS`; ``reasons`` lists every
+    argument problem (``kind == "validation"``); ``arguments`` are the resolved arguments when
+    resolution got that far."""
+
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        reasons: Sequence[str] = (),
+        arguments: dict[str, Any] | None = None,
+    ) -> None:
         self.kind = kind
+        self.reasons = list(reasons)
+        self.arguments = arguments
         super().__init__(message)
+
+
+_Failure = CallFailure
+
+
+def prepare_call(
+    pool: ToolPool,
+    calls: Sequence[ToolCall],
+    index: int,
+    results: Sequence[CallResult | None],
+    *,
+    validate: bool = True,
+) -> tuple[PoolEntry, dict[str, Any]]:
+    """Everything that happens before call ``index`` of ``calls`` runs: the tool's pool entry,
+    its references resolved against the earlier ``results``, its arguments validated, its
+    implementation present.  :class:`CallFailure` says why the call cannot run.
+
+    One code path for user tools (:class:`Executor`) and the built-in environments."""
+    call = calls[index]
+    try:
+        entry = pool.entry(call.name)
+    except UnknownToolError as exc:
+        raise CallFailure("unknown_tool", str(exc)) from None
+    args = resolve_references(call.arguments, index, calls, results, pool)
+    if validate:
+        reasons = validate_arguments(entry.tool, args)
+        if reasons:
+            raise CallFailure(
+                "validation", "invalid arguments: " + "; ".join(reasons), reasons, args
+            )
+    if entry.fn is None:
+        raise CallFailure(
+            "not_executable", f"tool {call.name!r} has no implementation in the pool", (), args
+        )
+    return entry, args
+
+
+def resolve_references(
+    value: Any,
+    index: int,
+    calls: Sequence[ToolCall],
+    results: Sequence[CallResult | None],
+    pool: ToolPool,
+) -> Any:
+    """``value`` (a call's arguments) with every :class:`Ref` replaced by the earlier output it
+    names (see the module docs); :class:`CallFailure` (``reference`` or ``dependency``)."""
+    if isinstance(value, Ref):
+        return _resolve_ref(value, index, calls, results, pool)
+    if isinstance(value, dict):
+        return {k: resolve_references(v, index, calls, results, pool) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [resolve_references(v, index, calls, results, pool) for v in value]
+    return value
+
+
+def _resolve_ref(
+    ref: Ref,
+    i: int,
+    graph: Sequence[ToolCall],
+    results: Sequence[CallResult | None],
+    pool: ToolPool,
+) -> Any:
+    idx = ref.call
+    if idx is None:
+        idx = next((j for j in range(i) if ref.label in graph[j].outputs), None)
+    if idx is None or not 0 <= idx < i:
+        raise CallFailure(
+            "reference", f"reference {ref.label!r} names no output of an earlier call"
+        )
+    producer = results[idx] if idx < len(results) else None
+    if producer is None or not producer.ok:
+        why = producer.error if producer is not None else "it did not run"
+        raise CallFailure(
+            "dependency", f"depends on call {idx} ({graph[idx].name}), which failed: {why}"
+        )
+    out = producer.output
+    if ref.field is None:
+        return out
+    if isinstance(out, dict):
+        if ref.field in out:
+            return out[ref.field]
+        raise CallFailure(
+            "reference",
+            f"reference {ref.label!r}: the output of call {idx} ({graph[idx].name}) has no field "
+            f"{ref.field!r} (it has {sorted(out)})",
+        )
+    if len(pool.return_fields().get(graph[idx].name, [])) == 1:
+        return out  # a tool with one declared output field returned the bare value
+    raise CallFailure(
+        "reference",
+        f"reference {ref.label!r} picks field {ref.field!r}, but call {idx} ({graph[idx].name}) "
+        f"returned {type(out).__name__}, not an object",
+    )
 
 
 class Executor:
@@ -299,20 +404,12 @@ class Executor:
                     raise _Failure(
                         "dependency", f"depends on call {d} ({graph[d].name}), which failed: {why}"
                     )
-            entry = self._entry(call.name)
-            if entry is None:
-                raise _Failure("unknown_tool", str(UnknownToolError(call.name, self.pool.names)))
-            args = self._resolve(call.arguments, i, graph, results)
+            try:
+                entry, args = prepare_call(self.pool, graph, i, results, validate=self.validate)
+            except CallFailure as exc:
+                res.arguments, res.reasons = exc.arguments, exc.reasons
+                raise
             res.arguments = args
-            if self.validate:
-                reasons = validate_arguments(entry.tool, args)
-                if reasons:
-                    res.reasons = reasons
-                    raise _Failure("validation", "invalid arguments: " + "; ".join(reasons))
-            if entry.fn is None:
-                raise _Failure(
-                    "not_executable", f"tool {call.name!r} has no implementation in the pool"
-                )
             timeout = entry.timeout if entry.timeout is not None else self.timeout
             async with sem:
                 start = time.perf_counter()
@@ -392,53 +489,6 @@ class Executor:
 
         threading.Thread(target=target, name=f"toollab-tool-{name}", daemon=True).start()
         return await fut
-
-    # -- references -----------------------------------------------------------------------------------
-    def _resolve(
-        self, value: Any, i: int, graph: list[ToolCall], results: list[CallResult | None]
-    ) -> Any:
-        if isinstance(value, Ref):
-            return self._resolve_ref(value, i, graph, results)
-        if isinstance(value, dict):
-            return {k: self._resolve(v, i, graph, results) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [self._resolve(v, i, graph, results) for v in value]
-        return value
-
-    def _resolve_ref(
-        self, ref: Ref, i: int, graph: list[ToolCall], results: list[CallResult | None]
-    ) -> Any:
-        idx = ref.call
-        if idx is None:
-            idx = next((j for j in range(i) if ref.label in graph[j].outputs), None)
-        if idx is None or not 0 <= idx < i:
-            raise _Failure(
-                "reference", f"reference {ref.label!r} names no output of an earlier call"
-            )
-        producer = results[idx]
-        if producer is None or not producer.ok:
-            why = producer.error if producer is not None else "it did not run"
-            raise _Failure(
-                "dependency", f"depends on call {idx} ({graph[idx].name}), which failed: {why}"
-            )
-        out = producer.output
-        if ref.field is None:
-            return out
-        if isinstance(out, dict):
-            if ref.field in out:
-                return out[ref.field]
-            raise _Failure(
-                "reference",
-                f"reference {ref.label!r}: the output of call {idx} ({graph[idx].name}) has no field "
-                f"{ref.field!r} (it has {sorted(out)})",
-            )
-        if len(self.pool.return_fields().get(graph[idx].name, [])) == 1:
-            return out  # a tool with one declared output field returned the bare value
-        raise _Failure(
-            "reference",
-            f"reference {ref.label!r} picks field {ref.field!r}, but call {idx} ({graph[idx].name}) "
-            f"returned {type(out).__name__}, not an object",
-        )
 
 
 async def _bounded(awaitable: Awaitable[Any], timeout: float | None) -> Any:

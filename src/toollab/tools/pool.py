@@ -10,10 +10,12 @@ of a file with its line; :meth:`ToolPool.load` raises :class:`PoolFileError` whe
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import os
 import tempfile
+import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -366,6 +368,16 @@ class ToolPool:
         tf = fn if isinstance(fn, ToolFunction) else ToolFunction(fn)
         self.add(tf)
         return tf
+
+    def bound_to(self, obj: Any) -> ToolPool:
+        """A copy of a pool of methods (``@tool`` methods taken from a class) with every
+        implementation bound to ``obj``; the schemas were checked when they were added and are
+        shared, not checked again (cheap enough to do per instance)."""
+        pool = ToolPool(parallel=self.parallel)
+        for name, entry in self._entries.items():
+            fn = None if entry.fn is None else types.MethodType(entry.fn, obj)
+            pool._entries[name] = dataclasses.replace(entry, fn=fn)
+        return pool
 
     def remove(self, name: str) -> None:
         self.entry(name)

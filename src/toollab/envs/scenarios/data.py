@@ -13,16 +13,18 @@ import statistics
 from collections import defaultdict
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
 
-from toollab.envs.base import BAD_VALUE, EnvError, Environment, QueryLog, make_tool, register_env
-from toollab.schema import Tool
+from toollab.envs.base import BAD_VALUE, EnvError, Environment, QueryLog, register_env
+from toollab.tools.decorator import Param, tool
 
 REGIONS = ("North", "South", "East", "West")
 PRODUCTS = ("laptop", "phone", "tablet", "monitor")
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun")
-COLUMNS = ("region", "product", "month", "units", "price", "revenue")
-NUMERIC = ("units", "price", "revenue")
+Column = Literal["region", "product", "month", "units", "price", "revenue"]
+COLUMNS: tuple[str, ...] = get_args(Column)
+Numeric = Literal["units", "price", "revenue"]
+NUMERIC: tuple[str, ...] = get_args(Numeric)
 STATS = ("mean", "median", "min", "max", "sum", "std", "count")
 AGGS = ("sum", "mean", "max", "min", "count")
 _PRICE = {"laptop": 900, "phone": 600, "tablet": 400, "monitor": 250}
@@ -66,57 +68,6 @@ class DataUnderstandingEnv(Environment):
     description = "Statistics over a sales table: columns, stats, groups, counts, top rows."
     scenario = "DU"
 
-    def build_tools(self) -> list[Tool]:
-        num = {"type": "string", "enum": list(NUMERIC)}
-        anycol = {"type": "string", "enum": list(COLUMNS)}
-        return [
-            make_tool("list_columns", "Column names and the number of rows."),
-            make_tool(
-                "column_stat",
-                "One statistic of a numeric column.",
-                {"column": num, "stat": {"type": "string", "enum": list(STATS)}},
-                ["column", "stat"],
-            ),
-            make_tool(
-                "group_aggregate",
-                "Aggregate a numeric column per group.",
-                {
-                    "group_by": {"type": "string", "enum": ["region", "product", "month"]},
-                    "column": num,
-                    "agg": {"type": "string", "enum": list(AGGS), "default": "sum"},
-                },
-                ["group_by", "column"],
-            ),
-            make_tool(
-                "count_rows",
-                "Number of rows where a column equals a value.",
-                {"column": anycol, "value": {"type": ["string", "number"]}},
-                ["column", "value"],
-            ),
-            make_tool(
-                "top_rows",
-                "The k rows with the largest (or smallest) values of a column.",
-                {
-                    "column": num,
-                    "k": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3},
-                    "ascending": {"type": "boolean", "default": False},
-                },
-                ["column"],
-            ),
-            make_tool(
-                "correlation",
-                "Pearson correlation of two numeric columns.",
-                {"column_a": num, "column_b": num},
-                ["column_a", "column_b"],
-            ),
-            make_tool(
-                "distinct_values",
-                "The distinct values of a column.",
-                {"column": anycol},
-                ["column"],
-            ),
-        ]
-
     def reset(self, seed: int = 0) -> None:
         self.seed = seed
         self.rows = list(_sales_table(seed))  # read-only rows, shared
@@ -128,10 +79,18 @@ class DataUnderstandingEnv(Environment):
     def _col(self, column: str) -> list[Any]:
         return [r[column] for r in self.rows]
 
-    def do_list_columns(self) -> dict[str, Any]:
+    @tool(returns=False)
+    def list_columns(self) -> dict[str, Any]:
+        """Column names and the number of rows."""
         return self.log.add({"kind": "columns", "columns": list(COLUMNS), "rows": len(self.rows)})
 
-    def do_column_stat(self, column: str, stat: str) -> dict[str, Any]:
+    @tool(returns=False)
+    def column_stat(
+        self,
+        column: Numeric,
+        stat: Literal["mean", "median", "min", "max", "sum", "std", "count"],
+    ) -> dict[str, Any]:
+        """One statistic of a numeric column."""
         xs = self._col(column)
         fns: dict[str, Callable[..., Any]] = {
             "mean": statistics.mean,
@@ -147,7 +106,14 @@ class DataUnderstandingEnv(Environment):
             {"kind": "stat", "column": column, "stat": stat, "value": _round(fn(xs))}
         )
 
-    def do_group_aggregate(self, group_by: str, column: str, agg: str) -> dict[str, Any]:
+    @tool(returns=False)
+    def group_aggregate(
+        self,
+        group_by: Literal["region", "product", "month"],
+        column: Numeric,
+        agg: Literal["sum", "mean", "max", "min", "count"] = "sum",
+    ) -> dict[str, Any]:
+        """Aggregate a numeric column per group."""
         groups: dict[str, list[float]] = defaultdict(list)
         for r in self.rows:
             groups[r[group_by]].append(r[column])
@@ -169,12 +135,25 @@ class DataUnderstandingEnv(Environment):
             }
         )
 
-    def do_count_rows(self, column: str, value: Any) -> dict[str, Any]:
+    @tool(returns=False)
+    def count_rows(
+        self,
+        column: Column,
+        value: str | float,
+    ) -> dict[str, Any]:
+        """Number of rows where a column equals a value."""
         target = str(value).strip().lower()
         n = sum(1 for r in self.rows if str(r[column]).lower() == target)
         return self.log.add({"kind": "count", "column": column, "value": target, "count": n})
 
-    def do_top_rows(self, column: str, k: int, ascending: bool) -> dict[str, Any]:
+    @tool(returns=False)
+    def top_rows(
+        self,
+        column: Numeric,
+        k: Annotated[int, Param(minimum=1, maximum=10)] = 3,
+        ascending: bool = False,
+    ) -> dict[str, Any]:
+        """The k rows with the largest (or smallest) values of a column."""
         rows = sorted(
             self.rows,
             key=lambda r: (r[column], r["region"], r["product"], r["month"]),
@@ -184,7 +163,13 @@ class DataUnderstandingEnv(Environment):
             {"kind": "top", "column": column, "ascending": ascending, "rows": rows[:k]}
         )
 
-    def do_correlation(self, column_a: str, column_b: str) -> dict[str, Any]:
+    @tool(returns=False)
+    def correlation(
+        self,
+        column_a: Numeric,
+        column_b: Numeric,
+    ) -> dict[str, Any]:
+        """Pearson correlation of two numeric columns."""
         a, b = self._col(column_a), self._col(column_b)
         ma, mb = statistics.mean(a), statistics.mean(b)
         sa = math.sqrt(sum((x - ma) ** 2 for x in a))
@@ -195,6 +180,8 @@ class DataUnderstandingEnv(Environment):
         pair = sorted((column_a, column_b))
         return self.log.add({"kind": "correlation", "columns": pair, "r": round(r, 3)})
 
-    def do_distinct_values(self, column: str) -> dict[str, Any]:
+    @tool(returns=False)
+    def distinct_values(self, column: Column) -> dict[str, Any]:
+        """The distinct values of a column."""
         vals = sorted({str(v) for v in self._col(column)})
         return self.log.add({"kind": "distinct", "column": column, "values": vals})

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 from functools import lru_cache
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from toollab.envs.base import (
     BAD_VALUE,
@@ -19,10 +19,9 @@ from toollab.envs.base import (
     EnvError,
     Environment,
     QueryLog,
-    make_tool,
     register_env,
 )
-from toollab.schema import Tool
+from toollab.tools.decorator import Param, tool
 
 OWNERS = ("Alice Moreau", "Bilal Khan", "Chen Wei", "Dana Novak")
 CATEGORIES = ("groceries", "rent", "utilities", "dining", "travel", "salary", "shopping")
@@ -88,71 +87,6 @@ class FinanceEnv(Environment):
     description = "Bank accounts: balances, history, transfers, deposits, withdrawals, bills."
     scenario = "FT"
 
-    def build_tools(self) -> list[Tool]:
-        acc = {"account_id": {"type": "string", "description": "e.g. ACC-1001"}}
-        amount = {"amount": {"type": "number", "exclusiveMinimum": 0}}
-        date = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$"}
-        return [
-            make_tool("get_balance", "Balance of an account.", dict(acc), ["account_id"]),
-            make_tool(
-                "list_transactions",
-                "Transactions of an account, newest first.",
-                {
-                    **acc,
-                    "category": {"type": "string", "enum": list(CATEGORIES)},
-                    "start_date": date,
-                    "end_date": date,
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5},
-                },
-                ["account_id"],
-            ),
-            make_tool(
-                "spending_summary",
-                "Total spending per category in a month.",
-                {**acc, "month": {"type": "string", "pattern": r"^\d{4}-\d{2}$"}},
-                ["account_id", "month"],
-            ),
-            make_tool(
-                "transfer",
-                "Move money between two accounts.",
-                {
-                    "from_account": {"type": "string"},
-                    "to_account": {"type": "string"},
-                    **amount,
-                    "memo": {"type": "string", "default": ""},
-                },
-                ["from_account", "to_account", "amount"],
-            ),
-            make_tool(
-                "deposit",
-                "Deposit money into an account.",
-                {**acc, **amount},
-                ["account_id", "amount"],
-            ),
-            make_tool(
-                "withdraw",
-                "Withdraw money from an account.",
-                {**acc, **amount},
-                ["account_id", "amount"],
-            ),
-            make_tool(
-                "pay_bill",
-                "Pay a bill from an account.",
-                {**acc, "payee": {"type": "string", "enum": list(BILL_PAYEES)}, **amount},
-                ["account_id", "payee", "amount"],
-            ),
-            make_tool(
-                "convert_currency",
-                "Convert an amount between currencies.",
-                {
-                    **amount,
-                    "from_currency": {"type": "string", "enum": list(RATES)},
-                    "to_currency": {"type": "string", "enum": list(RATES)},
-                },
-                ["amount", "from_currency", "to_currency"],
-            ),
-        ]
-
     def reset(self, seed: int = 0) -> None:
         self.seed = seed
         accounts, history = _bank_table(seed)
@@ -190,20 +124,40 @@ class FinanceEnv(Environment):
             }
         )
 
-    def do_get_balance(self, account_id: str) -> dict[str, Any]:
+    @tool(returns=False)
+    def get_balance(self, account_id: str) -> dict[str, Any]:
+        """Balance of an account.
+
+        Args:
+            account_id: e.g. ACC-1001
+        """
         acc = self._acc(account_id)
         return self.log.add(
             {"kind": "balance", "account_id": acc["account_id"], "balance": acc["balance"]}
         )
 
-    def do_list_transactions(
+    @tool(returns=False)
+    def list_transactions(
         self,
         account_id: str,
-        limit: int,
-        category: str | None = None,
-        start_date: str | None = None,
-        end_date: str | None = None,
+        category: Annotated[
+            Literal["groceries", "rent", "utilities", "dining", "travel", "salary", "shopping"]
+            | None,
+            Param(optional=True),
+        ] = None,
+        start_date: Annotated[
+            str | None, Param(optional=True, pattern=r"^\d{4}-\d{2}-\d{2}$")
+        ] = None,
+        end_date: Annotated[
+            str | None, Param(optional=True, pattern=r"^\d{4}-\d{2}-\d{2}$")
+        ] = None,
+        limit: Annotated[int, Param(minimum=1, maximum=20)] = 5,
     ) -> dict[str, Any]:
+        """Transactions of an account, newest first.
+
+        Args:
+            account_id: e.g. ACC-1001
+        """
         acc = self._acc(account_id)
         for d in (start_date, end_date):
             if d is not None:
@@ -224,7 +178,15 @@ class FinanceEnv(Environment):
             {"kind": "transactions", "account_id": acc["account_id"], "transactions": hits}
         )
 
-    def do_spending_summary(self, account_id: str, month: str) -> dict[str, Any]:
+    @tool(returns=False)
+    def spending_summary(
+        self, account_id: str, month: Annotated[str, Param(pattern=r"^\d{4}-\d{2}$")]
+    ) -> dict[str, Any]:
+        """Total spending per category in a month.
+
+        Args:
+            account_id: e.g. ACC-1001
+        """
         acc = self._acc(account_id)
         totals: dict[str, float] = {}
         for t in self.history:
@@ -243,9 +205,15 @@ class FinanceEnv(Environment):
             }
         )
 
-    def do_transfer(
-        self, from_account: str, to_account: str, amount: float, memo: str
+    @tool(returns=False)
+    def transfer(
+        self,
+        from_account: str,
+        to_account: str,
+        amount: Annotated[float, Param(exclusiveMinimum=0)],
+        memo: str = "",
     ) -> dict[str, Any]:
+        """Move money between two accounts."""
         src, dst = self._acc(from_account), self._acc(to_account)
         if src is dst:
             raise EnvError("cannot transfer to the same account", BAD_VALUE)
@@ -253,24 +221,56 @@ class FinanceEnv(Environment):
         self._move(dst, amount, src["account_id"], "transfer")
         return {"status": "done", "balance": src["balance"]}
 
-    def do_deposit(self, account_id: str, amount: float) -> dict[str, Any]:
+    @tool(returns=False)
+    def deposit(
+        self, account_id: str, amount: Annotated[float, Param(exclusiveMinimum=0)]
+    ) -> dict[str, Any]:
+        """Deposit money into an account.
+
+        Args:
+            account_id: e.g. ACC-1001
+        """
         acc = self._acc(account_id)
         self._move(acc, amount, "cash", "deposit")
         return {"status": "done", "balance": acc["balance"]}
 
-    def do_withdraw(self, account_id: str, amount: float) -> dict[str, Any]:
+    @tool(returns=False)
+    def withdraw(
+        self, account_id: str, amount: Annotated[float, Param(exclusiveMinimum=0)]
+    ) -> dict[str, Any]:
+        """Withdraw money from an account.
+
+        Args:
+            account_id: e.g. ACC-1001
+        """
         acc = self._acc(account_id)
         self._move(acc, -amount, "cash", "withdrawal")
         return {"status": "done", "balance": acc["balance"]}
 
-    def do_pay_bill(self, account_id: str, payee: str, amount: float) -> dict[str, Any]:
+    @tool(returns=False)
+    def pay_bill(
+        self,
+        account_id: str,
+        payee: Literal["PowerCo", "WaterWorks", "NetFiber", "City Homes", "PhoneOne"],
+        amount: Annotated[float, Param(exclusiveMinimum=0)],
+    ) -> dict[str, Any]:
+        """Pay a bill from an account.
+
+        Args:
+            account_id: e.g. ACC-1001
+        """
         acc = self._acc(account_id)
         self._move(acc, -amount, payee, "bill")
         return {"status": "paid", "balance": acc["balance"]}
 
-    def do_convert_currency(
-        self, amount: float, from_currency: str, to_currency: str
+    @tool(returns=False)
+    def convert_currency(
+        self,
+        amount: Annotated[float, Param(exclusiveMinimum=0)],
+        from_currency: Literal["USD", "EUR", "GBP", "JPY", "CHF"],
+        to_currency: Literal["USD", "EUR", "GBP", "JPY", "CHF"],
     ) -> dict[str, Any]:
+        """Convert an amount between currencies."""
         value = amount / RATES[from_currency] * RATES[to_currency]
         return self.log.add(
             {

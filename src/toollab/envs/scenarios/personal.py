@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-from typing import Any
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal
 
 from toollab.envs.base import (
     BAD_VALUE,
@@ -16,22 +17,18 @@ from toollab.envs.base import (
     EnvError,
     Environment,
     QueryLog,
-    make_tool,
     register_env,
 )
-from toollab.schema import Tool
+from toollab.tools.decorator import Param, tool
 
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 PRIORITIES = ("low", "normal", "high")
 START_EVENTS = ("Dentist", "Team meeting", "Yoga class", "Lunch with Kim", "Piano lesson")
 START_TASKS = ("pay rent", "water the plants", "renew passport", "book flights")
 START_ITEMS = ("eggs", "rice", "coffee", "bananas")
-_DATE = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$", "description": "YYYY-MM-DD"}
-_TIME = {
-    "type": "string",
-    "pattern": r"^([01]\d|2[0-3]):[0-5]\d$",
-    "description": "HH:MM, 24 hours",
-}
+#: a "YYYY-MM-DD" date and an "HH:MM" time (24 hours)
+IsoDate = Annotated[str, Param(pattern=r"^\d{4}-\d{2}-\d{2}$")]
+ClockTime = Annotated[str, Param(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")]
 
 
 def _date(s: str) -> str:
@@ -45,76 +42,6 @@ def _date(s: str) -> str:
 class PersonalLifeEnv(Environment):
     description = "Personal organiser: calendar events, to-dos, alarms, contacts, shopping list."
     scenario = "PL"
-
-    def build_tools(self) -> list[Tool]:
-        title = {"title": {"type": "string"}}
-        return [
-            make_tool(
-                "add_event",
-                "Add a calendar event.",
-                {
-                    **title,
-                    "date": _DATE,
-                    "time": _TIME,
-                    "duration_minutes": {"type": "integer", "minimum": 5, "default": 60},
-                },
-                ["title", "date", "time"],
-            ),
-            make_tool(
-                "cancel_event",
-                "Cancel the event with this title on this date.",
-                {**title, "date": _DATE},
-                ["title", "date"],
-            ),
-            make_tool("list_events", "The events on a date.", {"date": _DATE}, ["date"]),
-            make_tool(
-                "add_todo",
-                "Add a to-do item.",
-                {
-                    "task": {"type": "string"},
-                    "priority": {"type": "string", "enum": list(PRIORITIES), "default": "normal"},
-                },
-                ["task"],
-            ),
-            make_tool(
-                "complete_todo", "Mark a to-do item done.", {"task": {"type": "string"}}, ["task"]
-            ),
-            make_tool(
-                "set_alarm",
-                "Set an alarm, optionally repeating on weekdays.",
-                {
-                    "time": _TIME,
-                    "label": {"type": "string", "default": "Alarm"},
-                    "repeat_days": {
-                        "type": "array",
-                        "items": {"type": "string", "enum": list(WEEKDAYS)},
-                        "default": [],
-                    },
-                },
-                ["time"],
-            ),
-            make_tool(
-                "add_contact",
-                "Save a contact.",
-                {"name": {"type": "string"}, "phone": {"type": "string"}},
-                ["name", "phone"],
-            ),
-            make_tool(
-                "add_to_shopping_list",
-                "Add an item to the shopping list.",
-                {
-                    "item": {"type": "string"},
-                    "quantity": {"type": "integer", "minimum": 1, "default": 1},
-                },
-                ["item"],
-            ),
-            make_tool(
-                "remove_from_shopping_list",
-                "Remove an item from the shopping list.",
-                {"item": {"type": "string"}},
-                ["item"],
-            ),
-        ]
 
     def reset(self, seed: int = 0) -> None:
         self.seed = seed
@@ -155,7 +82,20 @@ class PersonalLifeEnv(Environment):
         out.update(self.log.flat("query."))
         return out
 
-    def do_add_event(self, title: str, date: str, time: str, duration_minutes: int) -> str:
+    @tool(returns=False)
+    def add_event(
+        self,
+        title: str,
+        date: IsoDate,
+        time: ClockTime,
+        duration_minutes: Annotated[int, Param(minimum=5)] = 60,
+    ) -> str:
+        """Add a calendar event.
+
+        Args:
+            date: YYYY-MM-DD
+            time: HH:MM, 24 hours
+        """
         d = _date(date)
         self.events[(title.strip().lower(), d)] = {
             "title": title.strip(),
@@ -165,48 +105,83 @@ class PersonalLifeEnv(Environment):
         }
         return "added"
 
-    def do_cancel_event(self, title: str, date: str) -> str:
+    @tool(returns=False)
+    def cancel_event(self, title: str, date: IsoDate) -> str:
+        """Cancel the event with this title on this date.
+
+        Args:
+            date: YYYY-MM-DD
+        """
         key = (title.strip().lower(), _date(date))
         if key not in self.events:
             raise EnvError(f"no event {title!r} on {date}", NOT_FOUND)
         del self.events[key]
         return "cancelled"
 
-    def do_list_events(self, date: str) -> dict[str, Any]:
+    @tool(returns=False)
+    def list_events(self, date: IsoDate) -> dict[str, Any]:
+        """The events on a date.
+
+        Args:
+            date: YYYY-MM-DD
+        """
         d = _date(date)
         evs = sorted((e for e in self.events.values() if e["date"] == d), key=lambda e: e["time"])
         return self.log.add({"kind": "events", "date": d, "events": evs})
 
-    def do_add_todo(self, task: str, priority: str) -> str:
+    @tool(returns=False)
+    def add_todo(self, task: str, priority: Literal["low", "normal", "high"] = "normal") -> str:
+        """Add a to-do item."""
         t = task.strip().lower()
         self.todos[t] = {"task": t, "priority": priority, "done": False}
         return "added"
 
-    def do_complete_todo(self, task: str) -> str:
+    @tool(returns=False)
+    def complete_todo(self, task: str) -> str:
+        """Mark a to-do item done."""
         t = task.strip().lower()
         if t not in self.todos:
             raise EnvError(f"no to-do {task!r}", NOT_FOUND)
         self.todos[t]["done"] = True
         return "done"
 
-    def do_set_alarm(self, time: str, label: str, repeat_days: list[str]) -> str:
+    @tool(returns=False)
+    def set_alarm(
+        self,
+        time: ClockTime,
+        label: str = "Alarm",
+        repeat_days: Sequence[Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]] = (),
+    ) -> str:
+        """Set an alarm, optionally repeating on weekdays.
+
+        Args:
+            time: HH:MM, 24 hours
+        """
         days = [d for d in WEEKDAYS if d in set(repeat_days)]
         self.alarms[time] = {"label": label.strip(), "repeat_days": days}
         return "set"
 
-    def do_add_contact(self, name: str, phone: str) -> str:
+    @tool(returns=False)
+    def add_contact(self, name: str, phone: str) -> str:
+        """Save a contact."""
         digits = "".join(ch for ch in phone if ch.isdigit() or ch == "+")
         if len(digits.lstrip("+")) < 5:
             raise EnvError(f"{phone!r} is not a phone number", BAD_VALUE)
         self.contacts[name.strip()] = digits
         return "saved"
 
-    def do_add_to_shopping_list(self, item: str, quantity: int) -> str:
+    @tool(returns=False)
+    def add_to_shopping_list(
+        self, item: str, quantity: Annotated[int, Param(minimum=1)] = 1
+    ) -> str:
+        """Add an item to the shopping list."""
         it = item.strip().lower()
         self.shopping[it] = self.shopping.get(it, 0) + quantity
         return "added"
 
-    def do_remove_from_shopping_list(self, item: str) -> str:
+    @tool(returns=False)
+    def remove_from_shopping_list(self, item: str) -> str:
+        """Remove an item from the shopping list."""
         it = item.strip().lower()
         if it not in self.shopping:
             raise EnvError(f"{item!r} is not on the shopping list", NOT_FOUND)

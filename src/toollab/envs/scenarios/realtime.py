@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import datetime as dt
 import zlib
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from toollab.envs.base import NOT_FOUND, EnvError, Environment, QueryLog, make_tool, register_env
-from toollab.schema import Tool
+from toollab.envs.base import NOT_FOUND, EnvError, Environment, QueryLog, register_env
+from toollab.tools.decorator import Param, tool
 
 CURRENCIES = {
     "USD": 1.0,
@@ -71,45 +71,6 @@ class RealtimeSearchEnv(Environment):
     description = "Live-style lookups: exchange rates, stock quotes, news, local time, flights."
     scenario = "RS"
 
-    def build_tools(self) -> list[Tool]:
-        cur = {"type": "string", "enum": list(CURRENCIES)}
-        return [
-            make_tool(
-                "get_exchange_rate",
-                "Current exchange rate from one currency to another.",
-                {"base": cur, "quote": cur},
-                ["base", "quote"],
-            ),
-            make_tool(
-                "get_stock_quote",
-                "Latest price and daily change of a stock.",
-                {"symbol": {"type": "string", "description": "Ticker, e.g. AAPL."}},
-                ["symbol"],
-            ),
-            make_tool(
-                "search_news",
-                "Latest headlines on a topic.",
-                {
-                    "topic": {"type": "string", "enum": list(TOPICS)},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 5, "default": 3},
-                    "language": {"type": "string", "enum": list(LANGS), "default": "en"},
-                },
-                ["topic"],
-            ),
-            make_tool(
-                "get_local_time",
-                "The current local time in a city.",
-                {"city": {"type": "string"}},
-                ["city"],
-            ),
-            make_tool(
-                "get_flight_status",
-                "Status of a flight today.",
-                {"flight_number": {"type": "string", "pattern": "^[A-Z]{2}[0-9]{1,4}$"}},
-                ["flight_number"],
-            ),
-        ]
-
     def reset(self, seed: int = 0) -> None:
         self.seed = seed
         self.now = dt.datetime(2024, 3, 1, 12, 0) + dt.timedelta(
@@ -123,11 +84,23 @@ class RealtimeSearchEnv(Environment):
     def _drift(self, key: str) -> float:
         return 1 + ((_h(self.seed, key) % 200) - 100) / 2000.0
 
-    def do_get_exchange_rate(self, base: str, quote: str) -> dict[str, Any]:
+    @tool(returns=False)
+    def get_exchange_rate(
+        self,
+        base: Literal["USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "INR", "CNY", "MXN"],
+        quote: Literal["USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "INR", "CNY", "MXN"],
+    ) -> dict[str, Any]:
+        """Current exchange rate from one currency to another."""
         rate = CURRENCIES[quote] / CURRENCIES[base] * self._drift(quote) / self._drift(base)
         return self.log.add({"kind": "fx", "base": base, "quote": quote, "rate": round(rate, 4)})
 
-    def do_get_stock_quote(self, symbol: str) -> dict[str, Any]:
+    @tool(returns=False)
+    def get_stock_quote(self, symbol: str) -> dict[str, Any]:
+        """Latest price and daily change of a stock.
+
+        Args:
+            symbol: Ticker, e.g. AAPL.
+        """
         sym = symbol.strip().upper()
         if sym not in STOCKS:
             raise EnvError(f"unknown ticker {symbol!r}", NOT_FOUND)
@@ -135,7 +108,14 @@ class RealtimeSearchEnv(Environment):
         change = round(((_h("chg", self.seed, sym) % 800) - 400) / 100.0, 2)
         return self.log.add({"kind": "quote", "symbol": sym, "price": price, "change_pct": change})
 
-    def do_search_news(self, topic: str, limit: int, language: str) -> dict[str, Any]:
+    @tool(returns=False)
+    def search_news(
+        self,
+        topic: Literal["technology", "sports", "science", "business", "health", "travel"],
+        limit: Annotated[int, Param(minimum=1, maximum=5)] = 3,
+        language: Literal["en", "es", "fr", "de"] = "en",
+    ) -> dict[str, Any]:
+        """Latest headlines on a topic."""
         items = []
         for i in range(limit):
             k = _h("news", self.seed, topic, i) % len(_HEADLINES)
@@ -148,7 +128,9 @@ class RealtimeSearchEnv(Environment):
             )
         return self.log.add({"kind": "news", "topic": topic, "articles": items})
 
-    def do_get_local_time(self, city: str) -> dict[str, Any]:
+    @tool(returns=False)
+    def get_local_time(self, city: str) -> dict[str, Any]:
+        """The current local time in a city."""
         name = next((c for c in TIMEZONES if c.lower() == city.strip().lower()), None)
         if name is None:
             raise EnvError(f"no time zone known for {city!r}", NOT_FOUND)
@@ -157,7 +139,11 @@ class RealtimeSearchEnv(Environment):
             {"kind": "time", "city": name, "time": local.strftime("%Y-%m-%d %H:%M")}
         )
 
-    def do_get_flight_status(self, flight_number: str) -> dict[str, Any]:
+    @tool(returns=False)
+    def get_flight_status(
+        self, flight_number: Annotated[str, Param(pattern="^[A-Z]{2}[0-9]{1,4}$")]
+    ) -> dict[str, Any]:
+        """Status of a flight today."""
         if flight_number[:2] not in AIRLINES:
             raise EnvError(f"unknown airline in {flight_number!r}", NOT_FOUND)
         h = _h("flight", self.seed, flight_number)

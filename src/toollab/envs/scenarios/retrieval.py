@@ -3,10 +3,11 @@ words and recipes.  Every tool reads it; the state is the sorted list of respons
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal
 
-from toollab.envs.base import NOT_FOUND, EnvError, Environment, QueryLog, make_tool, register_env
-from toollab.schema import Tool
+from toollab.envs.base import NOT_FOUND, EnvError, Environment, QueryLog, register_env
+from toollab.tools.decorator import Param, tool
 
 #: id, title, author, year, genre
 BOOKS: list[tuple[str, str, str, int, str]] = [
@@ -156,55 +157,6 @@ class InfoRetrievalEnv(Environment):
     description = "Look things up: books, country facts, word definitions, recipes."
     scenario = "IR"
 
-    def build_tools(self) -> list[Tool]:
-        return [
-            make_tool(
-                "search_books",
-                "Search the book catalogue; all filters optional.",
-                {
-                    "author": {"type": "string"},
-                    "genre": {"type": "string", "enum": GENRES},
-                    "year_from": {"type": "integer"},
-                    "year_to": {"type": "integer"},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 10, "default": 5},
-                },
-            ),
-            make_tool(
-                "get_book",
-                "Details of one book by id (e.g. B003).",
-                {"book_id": {"type": "string"}},
-                ["book_id"],
-            ),
-            make_tool(
-                "get_country_facts",
-                "Facts about a country.",
-                {
-                    "country": {"type": "string"},
-                    "fields": {
-                        "type": "array",
-                        "items": {"type": "string", "enum": list(FACT_FIELDS)},
-                        "default": list(FACT_FIELDS),
-                    },
-                },
-                ["country"],
-            ),
-            make_tool(
-                "define_word",
-                "The dictionary definition of an English word.",
-                {"word": {"type": "string"}},
-                ["word"],
-            ),
-            make_tool(
-                "search_recipes",
-                "Recipes with a main ingredient, optionally under a time limit.",
-                {
-                    "ingredient": {"type": "string", "enum": INGREDIENTS},
-                    "max_minutes": {"type": "integer", "minimum": 1},
-                },
-                ["ingredient"],
-            ),
-        ]
-
     def reset(self, seed: int = 0) -> None:
         self.seed = seed
         self.log = QueryLog()
@@ -212,14 +164,19 @@ class InfoRetrievalEnv(Environment):
     def state(self) -> dict[str, Any]:
         return self.log.flat()
 
-    def do_search_books(
+    @tool(returns=False)
+    def search_books(
         self,
-        limit: int,
-        author: str | None = None,
-        genre: str | None = None,
-        year_from: int | None = None,
-        year_to: int | None = None,
+        author: Annotated[str | None, Param(optional=True)] = None,
+        genre: Annotated[
+            Literal["adventure", "drama", "horror", "mystery", "romance", "science fiction"] | None,
+            Param(optional=True),
+        ] = None,
+        year_from: Annotated[int | None, Param(optional=True)] = None,
+        year_to: Annotated[int | None, Param(optional=True)] = None,
+        limit: Annotated[int, Param(minimum=1, maximum=10)] = 5,
     ) -> dict[str, Any]:
+        """Search the book catalogue; all filters optional."""
         hits = [
             b
             for b in BOOKS
@@ -231,26 +188,44 @@ class InfoRetrievalEnv(Environment):
         hits.sort(key=lambda b: (b[3], b[0]))
         return self.log.add({"kind": "books", "books": [_book(b) for b in hits[:limit]]})
 
-    def do_get_book(self, book_id: str) -> dict[str, Any]:
+    @tool(returns=False)
+    def get_book(self, book_id: str) -> dict[str, Any]:
+        """Details of one book by id (e.g. B003)."""
         for b in BOOKS:
             if b[0] == book_id.strip().upper():
                 return self.log.add({"kind": "book", **_book(b)})
         raise EnvError(f"no book {book_id!r}", NOT_FOUND)
 
-    def do_get_country_facts(self, country: str, fields: list[str]) -> dict[str, Any]:
+    @tool(returns=False)
+    def get_country_facts(
+        self,
+        country: str,
+        fields: Sequence[
+            Literal["capital", "population_millions", "currency", "language", "continent"]
+        ] = ("capital", "population_millions", "currency", "language", "continent"),
+    ) -> dict[str, Any]:
+        """Facts about a country."""
         name = next((c for c in COUNTRIES if c.lower() == country.strip().lower()), None)
         if name is None:
             raise EnvError(f"no facts for {country!r}", NOT_FOUND)
-        facts = {f: COUNTRIES[name][f] for f in FACT_FIELDS if f in set(fields)}
+        facts: dict[str, Any] = {f: COUNTRIES[name][f] for f in FACT_FIELDS if f in set(fields)}
         return self.log.add({"kind": "country", "country": name, **facts})
 
-    def do_define_word(self, word: str) -> dict[str, Any]:
+    @tool(returns=False)
+    def define_word(self, word: str) -> dict[str, Any]:
+        """The dictionary definition of an English word."""
         w = word.strip().lower()
         if w not in WORDS:
             raise EnvError(f"{word!r} is not in the dictionary", NOT_FOUND)
         return self.log.add({"kind": "definition", "word": w, "definition": WORDS[w]})
 
-    def do_search_recipes(self, ingredient: str, max_minutes: int | None = None) -> dict[str, Any]:
+    @tool(returns=False)
+    def search_recipes(
+        self,
+        ingredient: Literal["banana", "chicken", "egg", "lentils", "rice", "tomato"],
+        max_minutes: Annotated[int | None, Param(optional=True, minimum=1)] = None,
+    ) -> dict[str, Any]:
+        """Recipes with a main ingredient, optionally under a time limit."""
         hits = [
             {"name": n, "minutes": m}
             for n, i, m in RECIPES

@@ -10,10 +10,10 @@ from __future__ import annotations
 import random
 import re
 import uuid
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from toollab.envs.base import BAD_VALUE, EnvError, Environment, QueryLog, make_tool, register_env
-from toollab.schema import Tool
+from toollab.envs.base import BAD_VALUE, EnvError, Environment, QueryLog, register_env
+from toollab.tools.decorator import Param, tool
 
 CASES = ("upper", "lower", "title", "snake", "camel")
 OCCASIONS = ("birthday", "wedding", "graduation", "new year", "thanks", "retirement")
@@ -50,51 +50,6 @@ class TextGenerationEnv(Environment):
     description = "Generate and transform text: ids, passwords, slugs, cases, counts, greetings."
     scenario = "TG"
 
-    def build_tools(self) -> list[Tool]:
-        text = {"text": {"type": "string"}}
-        return [
-            make_tool(
-                "generate_uuids",
-                "Random UUID4 strings.",
-                {"count": {"type": "integer", "minimum": 1, "maximum": 20, "default": 1}},
-            ),
-            make_tool(
-                "generate_password",
-                "A random password.",
-                {
-                    "length": {"type": "integer", "minimum": 6, "maximum": 64, "default": 12},
-                    "symbols": {"type": "boolean", "default": True},
-                    "digits": {"type": "boolean", "default": True},
-                },
-            ),
-            make_tool("make_slug", "A URL slug of a title.", dict(text), ["text"]),
-            make_tool(
-                "change_case",
-                "Convert text to another case.",
-                {**text, "case": {"type": "string", "enum": list(CASES)}},
-                ["text", "case"],
-            ),
-            make_tool(
-                "count_words", "Count words, characters and sentences.", dict(text), ["text"]
-            ),
-            make_tool("make_acronym", "The acronym of a phrase.", dict(text), ["text"]),
-            make_tool(
-                "lorem_ipsum",
-                "Placeholder text.",
-                {"sentences": {"type": "integer", "minimum": 1, "maximum": 5, "default": 2}},
-            ),
-            make_tool(
-                "write_greeting",
-                "A short greeting card text.",
-                {
-                    "name": {"type": "string"},
-                    "occasion": {"type": "string", "enum": list(OCCASIONS)},
-                    "tone": {"type": "string", "enum": list(TONES), "default": "casual"},
-                },
-                ["name", "occasion"],
-            ),
-        ]
-
     def reset(self, seed: int = 0) -> None:
         self.seed = seed
         self.log = QueryLog()
@@ -105,12 +60,23 @@ class TextGenerationEnv(Environment):
     def _rng(self, *key: Any) -> random.Random:
         return random.Random("|".join(map(str, (self.seed, *key))))
 
-    def do_generate_uuids(self, count: int) -> dict[str, Any]:
+    @tool(returns=False)
+    def generate_uuids(
+        self, count: Annotated[int, Param(minimum=1, maximum=20)] = 1
+    ) -> dict[str, Any]:
+        """Random UUID4 strings."""
         rng = self._rng("uuid", count)
         ids = [str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(count)]
         return self.log.add({"kind": "uuids", "uuids": ids})
 
-    def do_generate_password(self, length: int, symbols: bool, digits: bool) -> dict[str, Any]:
+    @tool(returns=False)
+    def generate_password(
+        self,
+        length: Annotated[int, Param(minimum=6, maximum=64)] = 12,
+        symbols: bool = True,
+        digits: bool = True,
+    ) -> dict[str, Any]:
+        """A random password."""
         alphabet = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ"
         if digits:
             alphabet += "23456789"
@@ -120,13 +86,19 @@ class TextGenerationEnv(Environment):
         pw = "".join(rng.choice(alphabet) for _ in range(length))
         return self.log.add({"kind": "password", "password": pw})
 
-    def do_make_slug(self, text: str) -> dict[str, Any]:
+    @tool(returns=False)
+    def make_slug(self, text: str) -> dict[str, Any]:
+        """A URL slug of a title."""
         slug = "-".join(w.lower() for w in _words(text))
         if not slug:
             raise EnvError("nothing to make a slug of", BAD_VALUE)
         return self.log.add({"kind": "slug", "slug": slug})
 
-    def do_change_case(self, text: str, case: str) -> dict[str, Any]:
+    @tool(returns=False)
+    def change_case(
+        self, text: str, case: Literal["upper", "lower", "title", "snake", "camel"]
+    ) -> dict[str, Any]:
+        """Convert text to another case."""
         words = _words(text)
         if case == "upper":
             out = text.upper()
@@ -140,7 +112,9 @@ class TextGenerationEnv(Environment):
             out = words[0].lower() + "".join(w.capitalize() for w in words[1:]) if words else ""
         return self.log.add({"kind": "case", "case": case, "text": out})
 
-    def do_count_words(self, text: str) -> dict[str, Any]:
+    @tool(returns=False)
+    def count_words(self, text: str) -> dict[str, Any]:
+        """Count words, characters and sentences."""
         sentences = len([s for s in re.split(r"[.!?]+", text) if s.strip()])
         return self.log.add(
             {
@@ -151,14 +125,27 @@ class TextGenerationEnv(Environment):
             }
         )
 
-    def do_make_acronym(self, text: str) -> dict[str, Any]:
+    @tool(returns=False)
+    def make_acronym(self, text: str) -> dict[str, Any]:
+        """The acronym of a phrase."""
         small = {"of", "and", "the", "for", "a", "an", "in", "on", "to"}
         letters = "".join(w[0].upper() for w in _words(text) if w.lower() not in small)
         return self.log.add({"kind": "acronym", "acronym": letters})
 
-    def do_lorem_ipsum(self, sentences: int) -> dict[str, Any]:
+    @tool(returns=False)
+    def lorem_ipsum(
+        self, sentences: Annotated[int, Param(minimum=1, maximum=5)] = 2
+    ) -> dict[str, Any]:
+        """Placeholder text."""
         return self.log.add({"kind": "lorem", "text": " ".join(_LOREM[:sentences])})
 
-    def do_write_greeting(self, name: str, occasion: str, tone: str) -> dict[str, Any]:
+    @tool(returns=False)
+    def write_greeting(
+        self,
+        name: str,
+        occasion: Literal["birthday", "wedding", "graduation", "new year", "thanks", "retirement"],
+        tone: Literal["casual", "formal"] = "casual",
+    ) -> dict[str, Any]:
+        """A short greeting card text."""
         body = _GREETINGS[(occasion, tone)].format(name=name.strip())
         return self.log.add({"kind": "greeting", "text": body})

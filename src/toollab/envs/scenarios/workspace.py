@@ -11,8 +11,9 @@ from __future__ import annotations
 import shutil
 import tempfile
 import weakref
+from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Annotated, Any
 
 from toollab.envs.base import (
     BAD_ARGUMENTS,
@@ -20,10 +21,11 @@ from toollab.envs.base import (
     NOT_FOUND,
     EnvError,
     Environment,
-    make_tool,
     register_env,
 )
-from toollab.schema import Tool, ToolCall
+from toollab.schema import ToolCall
+from toollab.tools.decorator import Param, tool
+from toollab.tools.execution import CallResult
 
 #: the files a fresh workspace holds (the seed picks the names in notes/ and the numbers)
 BASE_FILES = {
@@ -59,38 +61,20 @@ class WorkspaceEnv(Environment):
     description = "Manage files in a workspace: create, append, read, move, copy, delete, edit."
     scenario = "AM"
 
-    def build_tools(self) -> list[Tool]:
-        path = {"path": {"type": "string", "description": "Relative path, e.g. notes/todo.txt."}}
-        content = {"content": {"type": "string"}}
-        move = {"source": {"type": "string"}, "destination": {"type": "string"}}
-        return [
-            make_tool(
-                "create_file",
-                "Create (or overwrite) a text file.",
-                {**path, **content},
-                ["path", "content"],
-            ),
-            make_tool(
-                "append_to_file",
-                "Append text to a file (a newline is added).",
-                {**path, **content},
-                ["path", "content"],
-            ),
-            make_tool("read_file", "Read a text file.", dict(path), ["path"]),
-            make_tool("delete_file", "Delete a file.", dict(path), ["path"]),
-            make_tool("move_file", "Move or rename a file.", dict(move), ["source", "destination"]),
-            make_tool("copy_file", "Copy a file.", dict(move), ["source", "destination"]),
-            make_tool("make_directory", "Create a directory.", dict(path), ["path"]),
-            make_tool(
-                "list_directory", "List a directory.", {"path": {"type": "string", "default": "."}}
-            ),
-            make_tool(
-                "replace_in_file",
-                "Replace every occurrence of a text in a file.",
-                {**path, "old": {"type": "string", "minLength": 1}, "new": {"type": "string"}},
-                ["path", "old", "new"],
-            ),
-        ]
+    def __init__(self) -> None:
+        self._dir: Path | None = None
+        #: the base files' text as last written (None: nothing written yet)
+        self._written: dict[str, str] | None = None
+        self._touched: set[str] = set()
+        super().__init__()
+
+    @property
+    def _root(self) -> Path:
+        """The workspace directory, made on first use and removed with the environment."""
+        if self._dir is None:
+            self._dir = Path(tempfile.mkdtemp(prefix="toollab-ws-")).resolve()
+            self._finalizer = weakref.finalize(self, shutil.rmtree, str(self._dir), True)
+        return self._dir
 
     def reset(self, seed: int = 0) -> None:
         # the files are brought in line lazily, on the first call or state() after a reset
@@ -103,9 +87,6 @@ class WorkspaceEnv(Environment):
             return
         self._synced = True
         seed = self.seed
-        if getattr(self, "_root", None) is None:
-            self._root = Path(tempfile.mkdtemp(prefix="toollab-ws-")).resolve()
-            self._finalizer = weakref.finalize(self, shutil.rmtree, str(self._root), True)
         base_dirs = {
             p.as_posix() for rel in BASE_FILES for p in PurePosixPath(rel).parents if str(p) != "."
         }
@@ -117,16 +98,14 @@ class WorkspaceEnv(Environment):
             elif p.is_dir() and rel not in base_dirs:
                 shutil.rmtree(p, ignore_errors=True)
         # rewrite only the base files a program touched (or whose seeded content differs)
-        fresh = not hasattr(self, "_written")
-        if fresh:
-            self._written: dict[str, str] = {}
-            self._touched: set[str] = set()
+        fresh = self._written is None
+        written = self._written or {}
         for rel in BASE_FILES:
             text = _base_text(rel, seed)
             if (
                 fresh
                 or rel in self._touched
-                or self._written.get(rel) != text
+                or written.get(rel) != text
                 or not (self._root / rel).is_file()
             ):
                 f = self._root / rel
@@ -140,9 +119,9 @@ class WorkspaceEnv(Environment):
         self._sync()
         return self._root
 
-    def execute(self, call: ToolCall) -> Any:
+    def call_at(self, calls: Sequence[ToolCall], index: int, done: Sequence[CallResult]) -> Any:
         self._sync()
-        return super().execute(call)
+        return super().call_at(calls, index, done)
 
     def state(self) -> dict[str, Any]:
         self._sync()
@@ -165,7 +144,13 @@ class WorkspaceEnv(Environment):
             raise EnvError(f"no file {path!r}", NOT_FOUND)
         return f
 
-    def do_create_file(self, path: str, content: str) -> str:
+    @tool(returns=False)
+    def create_file(self, path: str, content: str) -> str:
+        """Create (or overwrite) a text file.
+
+        Args:
+            path: Relative path, e.g. notes/todo.txt.
+        """
         f = confine(self._root, path)
         if f.is_dir():
             raise EnvError(f"{path!r} is a directory", BAD_VALUE)
@@ -174,7 +159,13 @@ class WorkspaceEnv(Environment):
         f.write_text(content, encoding="utf-8")
         return "created"
 
-    def do_append_to_file(self, path: str, content: str) -> str:
+    @tool(returns=False)
+    def append_to_file(self, path: str, content: str) -> str:
+        """Append text to a file (a newline is added).
+
+        Args:
+            path: Relative path, e.g. notes/todo.txt.
+        """
         f = self._file(path)
         text = f.read_text(encoding="utf-8")
         if text and not text.endswith("\n"):
@@ -183,13 +174,25 @@ class WorkspaceEnv(Environment):
         f.write_text(text + content + "\n", encoding="utf-8")
         return "appended"
 
-    def do_read_file(self, path: str) -> str:
+    @tool(returns=False)
+    def read_file(self, path: str) -> str:
+        """Read a text file.
+
+        Args:
+            path: Relative path, e.g. notes/todo.txt.
+        """
         f = self._file(path)
         text = f.read_text(encoding="utf-8")
         self.reads[f"read:{f.relative_to(self._root).as_posix()}"] = text
         return text
 
-    def do_delete_file(self, path: str) -> str:
+    @tool(returns=False)
+    def delete_file(self, path: str) -> str:
+        """Delete a file.
+
+        Args:
+            path: Relative path, e.g. notes/todo.txt.
+        """
         f = self._file(path)
         self._touch(f)
         f.unlink()
@@ -202,25 +205,37 @@ class WorkspaceEnv(Environment):
         dst.parent.mkdir(parents=True, exist_ok=True)
         return dst
 
-    def do_move_file(self, source: str, destination: str) -> str:
+    @tool(returns=False)
+    def move_file(self, source: str, destination: str) -> str:
+        """Move or rename a file."""
         src = self._file(source)
         self._touch(src)
         src.rename(self._target(src, destination))
         return "moved"
 
-    def do_copy_file(self, source: str, destination: str) -> str:
+    @tool(returns=False)
+    def copy_file(self, source: str, destination: str) -> str:
+        """Copy a file."""
         src = self._file(source)
         shutil.copyfile(src, self._target(src, destination))
         return "copied"
 
-    def do_make_directory(self, path: str) -> str:
+    @tool(returns=False)
+    def make_directory(self, path: str) -> str:
+        """Create a directory.
+
+        Args:
+            path: Relative path, e.g. notes/todo.txt.
+        """
         d = confine(self._root, path)
         if d.exists():
             raise EnvError(f"{path!r} already exists", BAD_VALUE)
         d.mkdir(parents=True)
         return "created"
 
-    def do_list_directory(self, path: str) -> list[str]:
+    @tool(returns=False)
+    def list_directory(self, path: str = ".") -> list[str]:
+        """List a directory."""
         d = confine(self._root, path)
         if not d.is_dir():
             raise EnvError(f"no directory {path!r}", NOT_FOUND)
@@ -229,7 +244,13 @@ class WorkspaceEnv(Environment):
         self.reads[f"list:{rel}"] = names
         return names
 
-    def do_replace_in_file(self, path: str, old: str, new: str) -> str:
+    @tool(returns=False)
+    def replace_in_file(self, path: str, old: Annotated[str, Param(minLength=1)], new: str) -> str:
+        """Replace every occurrence of a text in a file.
+
+        Args:
+            path: Relative path, e.g. notes/todo.txt.
+        """
         f = self._file(path)
         text = f.read_text(encoding="utf-8")
         if old not in text:

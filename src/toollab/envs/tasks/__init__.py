@@ -17,7 +17,7 @@ from toollab.envs.tasks import (
     weather,
     workspace,
 )
-from toollab.envs.tasks.common import Task, TaskSet, call
+from toollab.envs.tasks.common import Goal, TaskSet, call
 
 #: environment name -> its task set
 TASKSETS: dict[str, TaskSet] = {
@@ -39,4 +39,4 @@ TASKSETS: dict[str, TaskSet] = {
     )
 }
 
-__all__ = ["TASKSETS", "Task", "TaskSet", "call"]
+__all__ = ["TASKSETS", "Goal", "TaskSet", "call"]

@@ -1,6 +1,6 @@
 """Goal templates: the building blocks of the programmatic ("model alignment") data.
 
-A template is a function ``(rng, env) -> Task``: it draws values from the environment's value
+A template is a function ``(rng, env) -> Goal``: it draws values from the environment's value
 pools (and, where the goal refers to the world, from the environment's current state), phrases a
 goal and writes the gold program.  Each environment's templates live in a :class:`TaskSet` in
 ``toollab.envs.tasks.<env>``.
@@ -36,7 +36,7 @@ from toollab.schema import GoldCall
 
 
 @dataclass
-class Task:
+class Goal:
     """One generated goal with its gold program."""
 
     #: the request
@@ -60,7 +60,7 @@ class Task:
         return [list(self.calls), *[list(a) for a in self.alternatives]]
 
 
-Maker = Callable[[random.Random, Environment], Task]
+Maker = Callable[[random.Random, Environment], Goal]
 T = TypeVar("T")
 
 
@@ -120,7 +120,7 @@ class TaskSet:
         """Register a template joining two atomic goals of different tools (see module doc);
         with probability ``three`` a third goal joins them (for environments with few tools)."""
 
-        def make(rng: random.Random, env: Environment) -> Task:
+        def make(rng: random.Random, env: Environment) -> Goal:
             with one_date_style(rng):
                 task = compose(self, rng, env)
                 if rng.random() < three:
@@ -149,8 +149,8 @@ def join_goals(rng: random.Random, first: str, second: str) -> str:
 
 
 def compose(
-    ts: TaskSet, rng: random.Random, env: Environment, first: Task | None = None, tries: int = 30
-) -> Task:
+    ts: TaskSet, rng: random.Random, env: Environment, first: Goal | None = None, tries: int = 30
+) -> Goal:
     """Two atomic goals of different tools in one request (or ``first`` and one more atomic
     goal); the second is drawn from the state the first program leaves.  ``env`` is back in its
     initial state (``env.seed``) afterwards."""
@@ -184,7 +184,7 @@ def compose(
         if any(env.run(p, seed).crashed for p in programs) or masks(env, seed, parts, programs):
             continue
         env.reset(seed)
-        return Task(
+        return Goal(
             query=join_goals(rng, first.query, second.query),
             calls=programs[0],
             alternatives=programs[1:],

@@ -9,7 +9,7 @@ from typing import Any
 
 from toollab.envs.base import Environment
 from toollab.envs.scenarios.data import NUMERIC, PRODUCTS
-from toollab.envs.tasks.common import Task, TaskSet, call, pick
+from toollab.envs.tasks.common import Goal, TaskSet, call, pick
 
 TASKS = TaskSet("data_understanding")
 _TABLE = ("table_stats",)
@@ -25,39 +25,39 @@ _COL_WORDS = {"units": "units sold", "revenue": "revenue", "price": "price"}
 
 
 @TASKS.template("stat", weight=2, needs=_TABLE)
-def stat(rng: random.Random, env: Environment) -> Task:
+def stat(rng: random.Random, env: Environment) -> Goal:
     col = pick(rng, NUMERIC)
     st = pick(rng, list(_STAT_WORDS))
-    return Task(
+    return Goal(
         query=f"What is the {_STAT_WORDS[st]} of the {col} column in the sales table?",
         calls=[call("column_stat", column=col, stat=st)],
     )
 
 
 @TASKS.template("group", weight=2, needs=_TABLE)
-def group(rng: random.Random, env: Environment) -> Task:
+def group(rng: random.Random, env: Environment) -> Goal:
     by = pick(rng, ["region", "product", "month"])
     col = pick(rng, ["units", "revenue"])
     agg = pick(rng, ["sum", "mean", "max"])
     word = {"sum": "total", "mean": "average", "max": "highest"}[agg]
     args: dict[str, Any] = {"group_by": by, "column": col, **({} if agg == "sum" else {"agg": agg})}
-    return Task(
+    return Goal(
         query=f"Show the {word} {_COL_WORDS[col]} per {by}.",
         calls=[call("group_aggregate", **args)],
     )
 
 
 @TASKS.template("count_rows", needs=_TABLE)
-def count_rows(rng: random.Random, env: Environment) -> Task:
+def count_rows(rng: random.Random, env: Environment) -> Goal:
     p = pick(rng, PRODUCTS)
-    return Task(
+    return Goal(
         query=f"How many rows of the sales table are about {p}s?",
         calls=[call("count_rows", column="product", value=p)],
     )
 
 
 @TASKS.template("top", needs=_TABLE)
-def top(rng: random.Random, env: Environment) -> Task:
+def top(rng: random.Random, env: Environment) -> Goal:
     col = pick(rng, ["units", "revenue"])
     k = rng.randint(1, 5)
     low = rng.random() < 0.3
@@ -67,24 +67,24 @@ def top(rng: random.Random, env: Environment) -> Task:
         **({"ascending": True} if low else {}),
     }
     which = "Which sales row has" if k == 1 else f"Which {k} sales rows have"
-    return Task(
+    return Goal(
         query=f"{which} the {'lowest' if low else 'highest'} {_COL_WORDS[col]}?",
         calls=[call("top_rows", **args)],
     )
 
 
 @TASKS.template("correlation", needs=_TABLE)
-def correlation(rng: random.Random, env: Environment) -> Task:
+def correlation(rng: random.Random, env: Environment) -> Goal:
     a, b = rng.sample(NUMERIC, 2)
-    return Task(
+    return Goal(
         query=f"How strongly are {a} and {b} correlated in the sales table?",
         calls=[call("correlation", column_a=a, column_b=b)],
     )
 
 
 @TASKS.template("columns", needs=_TABLE)
-def columns(rng: random.Random, env: Environment) -> Task:
-    return Task(
+def columns(rng: random.Random, env: Environment) -> Goal:
+    return Goal(
         query=pick(
             rng, ["What columns does the sales table have?", "Describe the sales table's columns."]
         ),
@@ -93,18 +93,18 @@ def columns(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("distinct", needs=_TABLE)
-def distinct(rng: random.Random, env: Environment) -> Task:
+def distinct(rng: random.Random, env: Environment) -> Goal:
     col = pick(rng, ["region", "product", "month"])
-    return Task(
+    return Goal(
         query=f"Which distinct {col} values appear in the sales table?",
         calls=[call("distinct_values", column=col)],
     )
 
 
 @TASKS.template("stat_and_group", atomic=False, needs=_TABLE)
-def stat_and_group(rng: random.Random, env: Environment) -> Task:
+def stat_and_group(rng: random.Random, env: Environment) -> Goal:
     col = pick(rng, ["units", "revenue"])
-    return Task(
+    return Goal(
         query=f"Give me the total {_COL_WORDS[col]} overall and per region.",
         calls=[
             call("column_stat", column=col, stat="sum"),

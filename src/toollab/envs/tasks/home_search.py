@@ -12,7 +12,7 @@ from typing import Any
 
 from toollab.envs.base import Environment
 from toollab.envs.home_search import BUY_TYPES, RENT_TYPES
-from toollab.envs.tasks.common import Task, TaskSet, call, join_and, money, pick, with_article
+from toollab.envs.tasks.common import Goal, TaskSet, call, join_and, money, pick, with_article
 
 TASKS = TaskSet(
     "home_search",
@@ -140,7 +140,7 @@ def join_or(parts: list[str]) -> str:
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " or " + parts[-1]
 
 
-def _build(rng: random.Random, n_criteria: tuple[int, int], with_types: float) -> Task:
+def _build(rng: random.Random, n_criteria: tuple[int, int], with_types: float) -> Goal:
     mode = pick(rng, ["buy", "rent"])
     loc = pick(rng, LOCATIONS)
     kinds = rng.sample(_NUMERIC, rng.randint(*n_criteria))
@@ -192,19 +192,19 @@ def _build(rng: random.Random, n_criteria: tuple[int, int], with_types: float) -
         program.append(call("select_home_type", home_types=[_DISPLAY[t] for t in types]))
     program.extend(call(name, **args) for name, args in setters)
     program.append(call("search"))
-    return Task(query=text + ".", calls=program)
+    return Goal(query=text + ".", calls=program)
 
 
 @TASKS.template("few_criteria", weight=2)
-def few_criteria(rng: random.Random, env: Environment) -> Task:
+def few_criteria(rng: random.Random, env: Environment) -> Goal:
     return _build(rng, (1, 2), 0.3)
 
 
 @TASKS.template("many_criteria", weight=2)
-def many_criteria(rng: random.Random, env: Environment) -> Task:
+def many_criteria(rng: random.Random, env: Environment) -> Goal:
     return _build(rng, (3, 4), 0.5)
 
 
 @TASKS.template("types_only")
-def types_only(rng: random.Random, env: Environment) -> Task:
+def types_only(rng: random.Random, env: Environment) -> Goal:
     return _build(rng, (0, 0), 1.0)

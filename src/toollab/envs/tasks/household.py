@@ -15,7 +15,7 @@ import random
 from toollab.envs.base import Environment
 from toollab.envs.household import ACTIONS, OBJECTS, HouseholdEnv
 from toollab.envs.tasks.common import (
-    Task,
+    Goal,
     TaskSet,
     TemplateError,
     call,
@@ -110,7 +110,7 @@ def _task(
     plan: list[GoldCall],
     walk_to: str | None = None,
     move: str = "Walk",
-) -> Task:
+) -> Goal:
     """A plan; with ``walk_to`` the reference starts with ``move(room)`` and the alternative
     does not (finding an object takes the agent to its room anyway)."""
     alternatives = []
@@ -118,11 +118,11 @@ def _task(
         alternatives = [list(plan)]
         plan = [call(move, object=walk_to), *plan]
     needed = {c.name for c in plan} | {c.name for alt in alternatives for c in alt}
-    return Task(query=query, calls=plan, alternatives=alternatives, tools=_offer(rng, needed))
+    return Goal(query=query, calls=plan, alternatives=alternatives, tools=_offer(rng, needed))
 
 
 @TASKS.template("switch_on", weight=2)
-def switch_on(rng: random.Random, env: Environment) -> Task:
+def switch_on(rng: random.Random, env: Environment) -> Goal:
     obj = pick(rng, _OFF_APPLIANCES)
     verb = pick(rng, ["Turn on", "Switch on"])
     return _task(
@@ -134,7 +134,7 @@ def switch_on(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("switch_off")
-def switch_off(rng: random.Random, env: Environment) -> Task:
+def switch_off(rng: random.Random, env: Environment) -> Goal:
     obj = pick(rng, ["radio", "lamp"])
     verb = pick(rng, ["Switch off", "Turn off"])
     return _task(
@@ -146,7 +146,7 @@ def switch_off(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("run_to", weight=0.5)
-def run_to(rng: random.Random, env: Environment) -> Task:
+def run_to(rng: random.Random, env: Environment) -> Goal:
     obj = pick(rng, _OFF_APPLIANCES)
     room = _room(obj)
     return _task(
@@ -159,7 +159,7 @@ def run_to(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("put_in", weight=2)
-def put_in(rng: random.Random, env: Environment) -> Task:
+def put_in(rng: random.Random, env: Environment) -> Goal:
     obj = pick(rng, sorted(PUT_IN))
     box = pick(rng, PUT_IN[obj])
     plan = [*_fetch(obj), call("Find", object=box)]
@@ -172,7 +172,7 @@ def put_in(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("put_on_surface", weight=2)
-def put_on_surface(rng: random.Random, env: Environment) -> Task:
+def put_on_surface(rng: random.Random, env: Environment) -> Goal:
     obj = pick(rng, sorted(PUT_ON))
     surf = pick(rng, PUT_ON[obj])
     plan = [*_fetch(obj), call("Find", object=surf), call("PutBack", object=obj, target=surf)]
@@ -180,7 +180,7 @@ def put_on_surface(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("carry")
-def carry(rng: random.Random, env: Environment) -> Task:
+def carry(rng: random.Random, env: Environment) -> Goal:
     obj = pick(rng, ["book", "newspaper", "notebook", "pillow", "phone", "apple", "towel"])
     room = pick(
         rng, [r for r in ("bedroom", "kitchen", "living_room", "home_office") if r != _room(obj)]
@@ -192,7 +192,7 @@ def carry(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("read")
-def read(rng: random.Random, env: Environment) -> Task:
+def read(rng: random.Random, env: Environment) -> Goal:
     obj = pick(rng, _props("readable"))
     seat = pick(rng, [s for s in _props("sittable") if _room(s) == _room(obj)] or ["sofa"])
     plan = [
@@ -205,7 +205,7 @@ def read(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("watch_tv")
-def watch_tv(rng: random.Random, env: Environment) -> Task:
+def watch_tv(rng: random.Random, env: Environment) -> Goal:
     plan = [
         call("Find", object="remote_control"),
         call("Grab", object="remote_control"),
@@ -224,7 +224,7 @@ def watch_tv(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("point_remote")
-def point_remote(rng: random.Random, env: Environment) -> Task:
+def point_remote(rng: random.Random, env: Environment) -> Goal:
     plan = [
         call("Find", object="remote_control"),
         call("Grab", object="remote_control"),
@@ -236,7 +236,7 @@ def point_remote(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("eat")
-def eat(rng: random.Random, env: Environment) -> Task:
+def eat(rng: random.Random, env: Environment) -> Goal:
     obj = pick(rng, _props("eatable"))
     plan = [*_fetch(obj)]
     if "washable" in OBJECTS[obj][1] and rng.random() < 0.5:
@@ -248,7 +248,7 @@ def eat(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("drink")
-def drink(rng: random.Random, env: Environment) -> Task:
+def drink(rng: random.Random, env: Environment) -> Goal:
     obj = pick(rng, _props("drinkable"))
     plan = [*_fetch(obj), *_close_after(obj), call("Drink", object=obj)]
     return _task(
@@ -257,7 +257,7 @@ def drink(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("pour")
-def pour(rng: random.Random, env: Environment) -> Task:
+def pour(rng: random.Random, env: Environment) -> Goal:
     drink_ = pick(rng, _props("pourable"))
     plan = [
         *_fetch(drink_),
@@ -270,7 +270,7 @@ def pour(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("cut")
-def cut(rng: random.Random, env: Environment) -> Task:
+def cut(rng: random.Random, env: Environment) -> Goal:
     obj = pick(rng, _props("cuttable"))
     plan = [
         call("Find", object="knife"),
@@ -282,7 +282,7 @@ def cut(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("sleep")
-def sleep(rng: random.Random, env: Environment) -> Task:
+def sleep(rng: random.Random, env: Environment) -> Goal:
     plan = [call("Find", object="bed"), call("Lie", object="bed"), call("Sleep")]
     return _task(
         rng, pick(rng, ["Go to sleep in bed.", "Lie down in bed and fall asleep."]), plan, "bedroom"
@@ -290,7 +290,7 @@ def sleep(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("nap")
-def nap(rng: random.Random, env: Environment) -> Task:
+def nap(rng: random.Random, env: Environment) -> Goal:
     plan = [
         call("Find", object="sofa"),
         call("Lie", object="sofa"),
@@ -306,7 +306,7 @@ def nap(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("sit_then_lamp")
-def sit_then_lamp(rng: random.Random, env: Environment) -> Task:
+def sit_then_lamp(rng: random.Random, env: Environment) -> Goal:
     plan = [
         call("Find", object="sofa"),
         call("Sit", object="sofa"),
@@ -323,7 +323,7 @@ def sit_then_lamp(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("get_dressed")
-def get_dressed(rng: random.Random, env: Environment) -> Task:
+def get_dressed(rng: random.Random, env: Environment) -> Goal:
     if rng.random() < 0.5:
         plan = [*_fetch("shirt"), *_close_after("shirt"), call("PutOn", object="shirt")]
         return _task(
@@ -337,7 +337,7 @@ def get_dressed(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("take_off_shoes")
-def take_off_shoes(rng: random.Random, env: Environment) -> Task:
+def take_off_shoes(rng: random.Random, env: Environment) -> Goal:
     room = pick(rng, ["kitchen", "living_room", "home_office"])
     plan = [
         *_fetch("shoes"),
@@ -354,7 +354,7 @@ def take_off_shoes(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("shower")
-def shower(rng: random.Random, env: Environment) -> Task:
+def shower(rng: random.Random, env: Environment) -> Goal:
     plan = [
         call("Find", object="shower"),
         call("SwitchOn", object="shower"),
@@ -369,7 +369,7 @@ def shower(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("work")
-def work(rng: random.Random, env: Environment) -> Task:
+def work(rng: random.Random, env: Environment) -> Goal:
     plan = [
         call("Find", object="computer"),
         call("SwitchOn", object="computer"),
@@ -386,7 +386,7 @@ def work(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("restart")
-def restart(rng: random.Random, env: Environment) -> Task:
+def restart(rng: random.Random, env: Environment) -> Goal:
     obj = pick(rng, [o for o in _props("pluggable") if o in _OFF_APPLIANCES])
     plan = [
         call("Find", object=obj),
@@ -400,7 +400,7 @@ def restart(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("unplug")
-def unplug(rng: random.Random, env: Environment) -> Task:
+def unplug(rng: random.Random, env: Environment) -> Goal:
     obj = pick(rng, _props("pluggable"))
     return _task(
         rng,
@@ -411,7 +411,7 @@ def unplug(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("furniture")
-def furniture(rng: random.Random, env: Environment) -> Task:
+def furniture(rng: random.Random, env: Environment) -> Goal:
     verb, obj, text = pick(
         rng,
         [
@@ -426,7 +426,7 @@ def furniture(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("clean")
-def clean(rng: random.Random, env: Environment) -> Task:
+def clean(rng: random.Random, env: Environment) -> Goal:
     obj = pick(rng, [o for o in _props("washable") if _container(o) is None])
     verb = pick(rng, ["Wash", "Rinse", "Scrub", "Wipe"])
     return _task(
@@ -438,7 +438,7 @@ def clean(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("brush_teeth")
-def brush_teeth(rng: random.Random, env: Environment) -> Task:
+def brush_teeth(rng: random.Random, env: Environment) -> Goal:
     plan = [
         call("Find", object="toothbrush"),
         call("Grab", object="toothbrush"),
@@ -451,7 +451,7 @@ def brush_teeth(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("squeeze")
-def squeeze(rng: random.Random, env: Environment) -> Task:
+def squeeze(rng: random.Random, env: Environment) -> Goal:
     obj, text = pick(
         rng,
         [("sponge", "Squeeze out the sponge."), ("pillow", "Fluff the pillow by squeezing it.")],
@@ -460,7 +460,7 @@ def squeeze(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("greet")
-def greet(rng: random.Random, env: Environment) -> Task:
+def greet(rng: random.Random, env: Environment) -> Goal:
     if rng.random() < 0.5:
         plan = [call("Find", object="mom"), call("Greet", object="mom")]
         return _task(rng, "Go and say hello to mom.", plan, "living_room")
@@ -469,7 +469,7 @@ def greet(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("check")
-def check(rng: random.Random, env: Environment) -> Task:
+def check(rng: random.Random, env: Environment) -> Goal:
     verb, obj, text = pick(
         rng,
         [
@@ -483,7 +483,7 @@ def check(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("open_window")
-def open_window(rng: random.Random, env: Environment) -> Task:
+def open_window(rng: random.Random, env: Environment) -> Goal:
     obj = pick(rng, ["window", "curtains"])
     return _task(
         rng,
@@ -494,7 +494,7 @@ def open_window(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("two_chores", weight=8, atomic=False)
-def two_chores(rng: random.Random, env: Environment) -> Task:
+def two_chores(rng: random.Random, env: Environment) -> Goal:
     """Two atomic activities in one request; the agent gets up in between where needed."""
     if not isinstance(env, HouseholdEnv):
         raise TypeError("household templates need a HouseholdEnv")
@@ -523,7 +523,7 @@ def two_chores(rng: random.Random, env: Environment) -> Task:
         raise TemplateError("the two activities do not fit together")
     env.reset(env.seed)
     needed = {c.name for p in programs for c in p}
-    return Task(
+    return Goal(
         query=join_goals(rng, first.query, second.query),
         calls=programs[0],
         alternatives=programs[1:],

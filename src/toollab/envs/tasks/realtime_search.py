@@ -8,7 +8,7 @@ from typing import Any
 
 from toollab.envs.base import Environment
 from toollab.envs.scenarios.realtime import AIRLINES, CURRENCIES, STOCKS, TIMEZONES, TOPICS
-from toollab.envs.tasks.common import Task, TaskSet, call, pick
+from toollab.envs.tasks.common import Goal, TaskSet, call, pick
 
 TASKS = TaskSet("realtime_search")
 
@@ -18,9 +18,9 @@ def _flight(rng: random.Random) -> str:
 
 
 @TASKS.template("fx", weight=2, needs=("currency",))
-def fx(rng: random.Random, env: Environment) -> Task:
+def fx(rng: random.Random, env: Environment) -> Goal:
     a, b = rng.sample(list(CURRENCIES), 2)
-    return Task(
+    return Goal(
         query=pick(
             rng,
             [
@@ -33,16 +33,16 @@ def fx(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("stock", weight=2)
-def stock(rng: random.Random, env: Environment) -> Task:
+def stock(rng: random.Random, env: Environment) -> Goal:
     s = pick(rng, list(STOCKS))
-    return Task(
+    return Goal(
         query=pick(rng, [f"What's the latest price of {s} stock?", f"How is {s} trading today?"]),
         calls=[call("get_stock_quote", symbol=s)],
     )
 
 
 @TASKS.template("news", weight=2)
-def news(rng: random.Random, env: Environment) -> Task:
+def news(rng: random.Random, env: Environment) -> Goal:
     t = pick(rng, TOPICS)
     n = rng.randint(1, 5)
     args: dict[str, Any] = {"topic": t, **({} if n == 3 else {"limit": n})}
@@ -52,37 +52,37 @@ def news(rng: random.Random, env: Environment) -> Task:
         args["language"] = code
         lang = f" in {word}"
     what = f"the latest {t} headline" if n == 1 else f"the {n} latest {t} headlines"
-    return Task(query=f"Show me {what}{lang}.", calls=[call("search_news", **args)])
+    return Goal(query=f"Show me {what}{lang}.", calls=[call("search_news", **args)])
 
 
 @TASKS.template("time")
-def time(rng: random.Random, env: Environment) -> Task:
+def time(rng: random.Random, env: Environment) -> Goal:
     c = pick(rng, list(TIMEZONES))
-    return Task(query=f"What time is it in {c} now?", calls=[call("get_local_time", city=c)])
+    return Goal(query=f"What time is it in {c} now?", calls=[call("get_local_time", city=c)])
 
 
 @TASKS.template("flight")
-def flight(rng: random.Random, env: Environment) -> Task:
+def flight(rng: random.Random, env: Environment) -> Goal:
     f = _flight(rng)
-    return Task(
+    return Goal(
         query=f"Is flight {f} on time today?", calls=[call("get_flight_status", flight_number=f)]
     )
 
 
 @TASKS.template("two_stocks", atomic=False)
-def two_stocks(rng: random.Random, env: Environment) -> Task:
+def two_stocks(rng: random.Random, env: Environment) -> Goal:
     a, b = rng.sample(list(STOCKS), 2)
-    return Task(
+    return Goal(
         query=f"Compare the current prices of {a} and {b}.",
         calls=[call("get_stock_quote", symbol=a), call("get_stock_quote", symbol=b)],
     )
 
 
 @TASKS.template("trip_check", atomic=False)
-def trip_check(rng: random.Random, env: Environment) -> Task:
+def trip_check(rng: random.Random, env: Environment) -> Goal:
     f = _flight(rng)
     c = pick(rng, list(TIMEZONES))
-    return Task(
+    return Goal(
         query=f"I'm landing in {c} on flight {f}: what's its status and the local time there?",
         calls=[call("get_flight_status", flight_number=f), call("get_local_time", city=c)],
     )

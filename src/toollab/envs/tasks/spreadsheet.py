@@ -19,7 +19,7 @@ from toollab.envs.spreadsheet import (
     norm_value,
     render_sheet,
 )
-from toollab.envs.tasks.common import Task, TaskSet, TemplateError, call, pick
+from toollab.envs.tasks.common import Goal, TaskSet, TemplateError, call, pick
 from toollab.schema import GoldCall
 
 #: formulas over a sheet serve the sales-table questions of ``data_understanding`` too
@@ -147,12 +147,12 @@ class _Sheet:
         choices = [v for v in range(max(1, old - 9), hi + 1) if v != old]
         return pick(rng, choices)
 
-    def task(self, goal: str, calls: list[GoldCall], **kw: Any) -> Task:
-        return Task(query=goal, calls=calls, context=render_sheet(self.cols, self.rows), **kw)
+    def task(self, goal: str, calls: list[GoldCall], **kw: Any) -> Goal:
+        return Goal(query=goal, calls=calls, context=render_sheet(self.cols, self.rows), **kw)
 
 
 @TASKS.template("update_cell", weight=2)
-def update_cell(rng: random.Random, env: Environment) -> Task:
+def update_cell(rng: random.Random, env: Environment) -> Goal:
     s = _Sheet(env)
     i = rng.randrange(len(s.rows))
     if not s.editable():
@@ -167,7 +167,7 @@ def update_cell(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("aggregate_formula", weight=2)
-def aggregate_formula(rng: random.Random, env: Environment) -> Task:
+def aggregate_formula(rng: random.Random, env: Environment) -> Goal:
     s = _Sheet(env)
     col = pick(rng, s.numeric)
     fn = pick(rng, list(_FUNCS))
@@ -179,7 +179,7 @@ def aggregate_formula(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("sort")
-def sort(rng: random.Random, env: Environment) -> Task:
+def sort(rng: random.Random, env: Environment) -> Goal:
     s = _Sheet(env)
     col = pick(rng, s.cols)
     asc = rng.random() < 0.5
@@ -194,7 +194,7 @@ def sort(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("add_row")
-def add_row(rng: random.Random, env: Environment) -> Task:
+def add_row(rng: random.Random, env: Environment) -> Goal:
     s = _Sheet(env)
     taken = {str(r[0]) for r in s.rows}
     names = [n for n in _NEW_ITEMS.get(s.key, ("new",)) if n not in taken]
@@ -217,7 +217,7 @@ def add_row(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("delete_row")
-def delete_row(rng: random.Random, env: Environment) -> Task:
+def delete_row(rng: random.Random, env: Environment) -> Goal:
     s = _Sheet(env)
     if len(s.rows) < 2:
         raise TemplateError("the last data row stays")
@@ -226,7 +226,7 @@ def delete_row(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("add_column")
-def add_column(rng: random.Random, env: Environment) -> Task:
+def add_column(rng: random.Random, env: Environment) -> Goal:
     s = _Sheet(env)
     options = [c for c in _NEW_COLS.get(s.title, ()) if c[0] not in s.cols]
     if not options:
@@ -240,7 +240,7 @@ def add_column(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("delete_column")
-def delete_column(rng: random.Random, env: Environment) -> Task:
+def delete_column(rng: random.Random, env: Environment) -> Goal:
     s = _Sheet(env)
     if len(s.cols) < 3:
         raise TemplateError("too few columns left")
@@ -249,7 +249,7 @@ def delete_column(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("rename_column")
-def rename_column(rng: random.Random, env: Environment) -> Task:
+def rename_column(rng: random.Random, env: Environment) -> Goal:
     s = _Sheet(env)
     options = [c for c in s.cols if c in _RENAMES]
     if not options:
@@ -262,7 +262,7 @@ def rename_column(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("computed_column")
-def computed_column(rng: random.Random, env: Environment) -> Task:
+def computed_column(rng: random.Random, env: Environment) -> Goal:
     s = _Sheet(env)
     options = [
         c
@@ -279,7 +279,7 @@ def computed_column(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("filter")
-def filter_rows(rng: random.Random, env: Environment) -> Task:
+def filter_rows(rng: random.Random, env: Environment) -> Goal:
     s = _Sheet(env)
     col = pick(rng, s.numeric)
     vals = sorted(s.value(i, col) for i in range(len(s.rows)))
@@ -294,7 +294,7 @@ def filter_rows(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("filter_then_sort", atomic=False)
-def filter_then_sort(rng: random.Random, env: Environment) -> Task:
+def filter_then_sort(rng: random.Random, env: Environment) -> Goal:
     s = _Sheet(env)
     if len(s.numeric) < 2:
         raise TemplateError("two numeric columns needed")
@@ -311,7 +311,7 @@ def filter_then_sort(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("update_and_sum", atomic=False)
-def update_and_sum(rng: random.Random, env: Environment) -> Task:
+def update_and_sum(rng: random.Random, env: Environment) -> Goal:
     s = _Sheet(env)
     if not s.editable():
         raise TemplateError("every numeric column is computed or feeds a computed one")

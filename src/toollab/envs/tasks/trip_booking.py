@@ -10,7 +10,7 @@ import random
 
 from toollab.envs.base import Environment
 from toollab.envs.tasks.common import (
-    Task,
+    Goal,
     TaskSet,
     call,
     date_style,
@@ -69,7 +69,7 @@ def _people(rng: random.Random, calls: list[GoldCall], parts: list[str]) -> None
 
 
 @TASKS.template("tickets", weight=2)
-def tickets(rng: random.Random, env: Environment) -> Task:
+def tickets(rng: random.Random, env: Environment) -> Goal:
     mode = pick(rng, TRANSPORT)
     a, b = rng.sample(PLACES, 2)
     dep, ret = _dates(rng)
@@ -105,7 +105,7 @@ def tickets(rng: random.Random, env: Environment) -> Task:
         text += ", for " + join_and(parts)
     if extra:
         text += ", " + join_and(extra)
-    return Task(
+    return Goal(
         query=text + ".",
         calls=[
             call("select_booking_type", booking_type="trip tickets"),
@@ -154,7 +154,7 @@ def _hotel_extras(rng: random.Random, calls: list[GoldCall], extra: list[str]) -
 
 
 @TASKS.template("hotels", weight=2)
-def hotels(rng: random.Random, env: Environment) -> Task:
+def hotels(rng: random.Random, env: Environment) -> Goal:
     place = pick(rng, PLACES)
     cin, cout = _dates(rng)
     calls = [
@@ -177,14 +177,14 @@ def hotels(rng: random.Random, env: Environment) -> Task:
         text += ", for " + join_and(parts)
     if extra:
         text += ", with " + join_and(extra)
-    return Task(
+    return Goal(
         query=text + ".",
         calls=[call("select_booking_type", booking_type="hotels"), *calls, call("search_bookings")],
     )
 
 
 @TASKS.template("both", weight=2)
-def both(rng: random.Random, env: Environment) -> Task:
+def both(rng: random.Random, env: Environment) -> Goal:
     mode = pick(rng, TRANSPORT)
     a, b = rng.sample(PLACES, 2)
     cin, cout = _dates(rng)
@@ -211,7 +211,7 @@ def both(rng: random.Random, env: Environment) -> Task:
         text += "; the hotel with " + join_and(extra)
     # departure and return default to the check-in and check-out days: setting them is equivalent
     explicit = [*calls, call("set_departure_date", date=cin), call("set_return_date", date=cout)]
-    return Task(
+    return Goal(
         query=text + ".",
         calls=[call("select_booking_type", booking_type="both"), *calls, call("search_bookings")],
         alternatives=[

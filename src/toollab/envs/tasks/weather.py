@@ -6,7 +6,7 @@ import random
 from typing import Any
 
 from toollab.envs.base import Environment
-from toollab.envs.tasks.common import Task, TaskSet, call, pick
+from toollab.envs.tasks.common import Goal, TaskSet, call, pick
 from toollab.envs.weather import CITIES
 
 TASKS = TaskSet("weather")
@@ -65,31 +65,31 @@ def _city(rng: random.Random) -> tuple[str, str, float, float, str]:
 
 
 @TASKS.template("current_city", weight=2)
-def current_city(rng: random.Random, env: Environment) -> Task:
+def current_city(rng: random.Random, env: Environment) -> Goal:
     c = _city(rng)
     opt, args = _options(rng)
     q, end = pick(rng, _CURRENT)
-    return Task(
+    return Goal(
         query=f"{q.format(p=c[0])}{opt}{end}",
         calls=[call("current_weather_by_city", city=c[0], **args)],
     )
 
 
 @TASKS.template("current_zip")
-def current_zip(rng: random.Random, env: Environment) -> Task:
+def current_zip(rng: random.Random, env: Environment) -> Goal:
     c = _city(rng)
     opt, args = _options(rng)
-    return Task(
+    return Goal(
         query=f"What's the current weather for zip code {c[4]}, country {c[1]}{opt}?",
         calls=[call("current_weather_by_zip", zip_code=c[4], country_code=c[1], **args)],
     )
 
 
 @TASKS.template("current_coordinates")
-def current_coordinates(rng: random.Random, env: Environment) -> Task:
+def current_coordinates(rng: random.Random, env: Environment) -> Goal:
     c = _city(rng)
     opt, args = _options(rng)
-    return Task(
+    return Goal(
         query=f"Get the current weather at latitude {c[2]} and longitude {c[3]}{opt}.",
         calls=[call("current_weather_by_coordinates", lat=c[2], lon=c[3], **args)],
     )
@@ -101,72 +101,72 @@ def _days(rng: random.Random) -> tuple[int, dict[str, Any]]:
 
 
 @TASKS.template("forecast_city")
-def forecast_city(rng: random.Random, env: Environment) -> Task:
+def forecast_city(rng: random.Random, env: Environment) -> Goal:
     c = _city(rng)
     d, dargs = _days(rng)
     opt, args = _options(rng)
     q, end = pick(rng, _FORECAST)
-    return Task(
+    return Goal(
         query=f"{q.format(p=c[0], d=d, n=_next_days(d))}{opt}{end}",
         calls=[call("forecast_by_city", city=c[0], **dargs, **args)],
     )
 
 
 @TASKS.template("forecast_zip")
-def forecast_zip(rng: random.Random, env: Environment) -> Task:
+def forecast_zip(rng: random.Random, env: Environment) -> Goal:
     c = _city(rng)
     d, dargs = _days(rng)
     opt, args = _options(rng, lang=False)
-    return Task(
+    return Goal(
         query=f"Give me the forecast for {_next_days(d)} for zip code {c[4]}, country {c[1]}{opt}.",
         calls=[call("forecast_by_zip", zip_code=c[4], country_code=c[1], **dargs, **args)],
     )
 
 
 @TASKS.template("forecast_coordinates")
-def forecast_coordinates(rng: random.Random, env: Environment) -> Task:
+def forecast_coordinates(rng: random.Random, env: Environment) -> Goal:
     c = _city(rng)
     d, dargs = _days(rng)
     opt, args = _options(rng, lang=False)
-    return Task(
+    return Goal(
         query=f"What's the {d}-day forecast at coordinates {c[2]}, {c[3]}{opt}?",
         calls=[call("forecast_by_coordinates", lat=c[2], lon=c[3], **dargs, **args)],
     )
 
 
 @TASKS.template("air_quality")
-def air_quality(rng: random.Random, env: Environment) -> Task:
+def air_quality(rng: random.Random, env: Environment) -> Goal:
     c = _city(rng)
-    return Task(
+    return Goal(
         query=f"How is the air quality at latitude {c[2]}, longitude {c[3]}?",
         calls=[call("air_quality_by_coordinates", lat=c[2], lon=c[3])],
     )
 
 
 @TASKS.template("air_quality_forecast")
-def air_quality_forecast(rng: random.Random, env: Environment) -> Task:
+def air_quality_forecast(rng: random.Random, env: Environment) -> Goal:
     c = _city(rng)
     h = rng.choice([3, 6, 12, 24])
     args = {} if h == 3 else {"hours": h}
-    return Task(
+    return Goal(
         query=f"Give me the air quality forecast for the next {h} hours at {c[2]}, {c[3]}.",
         calls=[call("air_quality_forecast_by_coordinates", lat=c[2], lon=c[3], **args)],
     )
 
 
 @TASKS.template("geocode")
-def geocode(rng: random.Random, env: Environment) -> Task:
+def geocode(rng: random.Random, env: Environment) -> Goal:
     c = _city(rng)
-    return Task(
+    return Goal(
         query=f"What are the coordinates of {c[0]}?", calls=[call("geocode_city", city=c[0])]
     )
 
 
 @TASKS.template("two_cities", atomic=False)
-def two_cities(rng: random.Random, env: Environment) -> Task:
+def two_cities(rng: random.Random, env: Environment) -> Goal:
     a, b = rng.sample(CITIES, 2)
     opt, args = _options(rng, lang=False)
-    return Task(
+    return Goal(
         query=f"Compare the current weather in {a[0]} and {b[0]}{opt}.",
         calls=[
             call("current_weather_by_city", city=a[0], **args),
@@ -176,10 +176,10 @@ def two_cities(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("weather_and_air", atomic=False)
-def weather_and_air(rng: random.Random, env: Environment) -> Task:
+def weather_and_air(rng: random.Random, env: Environment) -> Goal:
     c = _city(rng)
     opt, args = _options(rng, lang=False)
-    return Task(
+    return Goal(
         query=f"Get the current weather{opt} and the air quality at latitude {c[2]}, longitude {c[3]}.",
         calls=[
             call("current_weather_by_coordinates", lat=c[2], lon=c[3], **args),
@@ -189,11 +189,11 @@ def weather_and_air(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("geocode_then_forecast", atomic=False)
-def geocode_then_forecast(rng: random.Random, env: Environment) -> Task:
+def geocode_then_forecast(rng: random.Random, env: Environment) -> Goal:
     c = _city(rng)
     d, dargs = _days(rng)
     where = [call("geocode_city", city=c[0])]
-    return Task(
+    return Goal(
         query=f"Look up the coordinates of {c[0]} and give me the {d}-day forecast there.",
         calls=[*where, call("forecast_by_coordinates", lat=c[2], lon=c[3], **dargs)],
         # the forecast by the city's name is the same forecast
@@ -202,10 +202,10 @@ def geocode_then_forecast(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("air_now_and_later", atomic=False)
-def air_now_and_later(rng: random.Random, env: Environment) -> Task:
+def air_now_and_later(rng: random.Random, env: Environment) -> Goal:
     c = _city(rng)
     h = rng.choice([6, 12, 24])
-    return Task(
+    return Goal(
         query=f"What's the air quality at {c[2]}, {c[3]} now, and how will it be over the next {h} hours?",
         calls=[
             call("air_quality_by_coordinates", lat=c[2], lon=c[3]),

@@ -8,7 +8,7 @@ import random
 
 from toollab.envs.base import Environment
 from toollab.envs.scenarios.workspace import BASE_FILES
-from toollab.envs.tasks.common import Task, TaskSet, call, pick
+from toollab.envs.tasks.common import Goal, TaskSet, call, pick
 
 TASKS = TaskSet(
     "workspace",
@@ -27,83 +27,83 @@ _REPLACEMENTS = (
 
 
 @TASKS.template("create", weight=2)
-def create(rng: random.Random, env: Environment) -> Task:
+def create(rng: random.Random, env: Environment) -> Goal:
     path, text = pick(rng, _NEW), pick(rng, _LINES)
-    return Task(
+    return Goal(
         query=f'Create a file {path} containing "{text}".',
         calls=[call("create_file", path=path, content=text)],
     )
 
 
 @TASKS.template("append", weight=2)
-def append(rng: random.Random, env: Environment) -> Task:
+def append(rng: random.Random, env: Environment) -> Goal:
     path, text = pick(rng, _FILES), pick(rng, _LINES)
-    return Task(
+    return Goal(
         query=f'Add the line "{text}" to {path}.',
         calls=[call("append_to_file", path=path, content=text)],
     )
 
 
 @TASKS.template("read")
-def read_file(rng: random.Random, env: Environment) -> Task:
+def read_file(rng: random.Random, env: Environment) -> Goal:
     path = pick(rng, list(BASE_FILES))
-    return Task(
+    return Goal(
         query=pick(rng, [f"Show me what's in {path}.", f"Read {path} to me."]),
         calls=[call("read_file", path=path)],
     )
 
 
 @TASKS.template("delete")
-def delete(rng: random.Random, env: Environment) -> Task:
+def delete(rng: random.Random, env: Environment) -> Goal:
     path = pick(rng, list(BASE_FILES))
-    return Task(query=f"Delete {path}.", calls=[call("delete_file", path=path)])
+    return Goal(query=f"Delete {path}.", calls=[call("delete_file", path=path)])
 
 
 @TASKS.template("move")
-def move(rng: random.Random, env: Environment) -> Task:
+def move(rng: random.Random, env: Environment) -> Goal:
     path = pick(rng, _FILES)
     dst = pick(rng, ["archive/", "old/"]) + path.split("/")[-1]
-    return Task(
+    return Goal(
         query=f"Move {path} to {dst}.", calls=[call("move_file", source=path, destination=dst)]
     )
 
 
 @TASKS.template("copy")
-def copy(rng: random.Random, env: Environment) -> Task:
+def copy(rng: random.Random, env: Environment) -> Goal:
     path = pick(rng, list(BASE_FILES))
     dst = "backup/" + path.split("/")[-1]
-    return Task(
+    return Goal(
         query=f"Make a backup copy of {path} at {dst}.",
         calls=[call("copy_file", source=path, destination=dst)],
     )
 
 
 @TASKS.template("mkdir")
-def mkdir(rng: random.Random, env: Environment) -> Task:
+def mkdir(rng: random.Random, env: Environment) -> Goal:
     d = pick(rng, ["archive", "photos", "invoices"])
-    return Task(query=f"Create a folder called {d}.", calls=[call("make_directory", path=d)])
+    return Goal(query=f"Create a folder called {d}.", calls=[call("make_directory", path=d)])
 
 
 @TASKS.template("list")
-def list_dir(rng: random.Random, env: Environment) -> Task:
+def list_dir(rng: random.Random, env: Environment) -> Goal:
     d = pick(rng, ["notes", "reports", "drafts"])
-    return Task(query=f"What files are in the {d} folder?", calls=[call("list_directory", path=d)])
+    return Goal(query=f"What files are in the {d} folder?", calls=[call("list_directory", path=d)])
 
 
 @TASKS.template("replace")
-def replace(rng: random.Random, env: Environment) -> Task:
+def replace(rng: random.Random, env: Environment) -> Goal:
     path, old, new = pick(rng, _REPLACEMENTS)
-    return Task(
+    return Goal(
         query=f'In {path}, replace "{old}" with "{new}".',
         calls=[call("replace_in_file", path=path, old=old, new=new)],
     )
 
 
 @TASKS.template("archive", atomic=False)
-def archive(rng: random.Random, env: Environment) -> Task:
+def archive(rng: random.Random, env: Environment) -> Goal:
     path = pick(rng, _FILES)
     name = path.split("/")[-1]
-    return Task(
+    return Goal(
         query=f"Create an archive folder and move {path} into it.",
         calls=[
             call("make_directory", path="archive"),
@@ -119,11 +119,11 @@ def archive(rng: random.Random, env: Environment) -> Task:
 
 
 @TASKS.template("copy_and_edit", atomic=False)
-def copy_and_edit(rng: random.Random, env: Environment) -> Task:
+def copy_and_edit(rng: random.Random, env: Environment) -> Goal:
     path, old, new = pick(rng, _REPLACEMENTS)
     stem, dot, ext = path.rpartition(".")
     dst = f"{stem}_v2{dot}{ext}"
-    return Task(
+    return Goal(
         query=f'Copy {path} to {dst} and, in the copy, replace "{old}" with "{new}".',
         calls=[
             call("copy_file", source=path, destination=dst),
