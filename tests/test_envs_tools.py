@@ -46,12 +46,12 @@ def test_write_your_own_environment_example_runs(capsys: pytest.CaptureFixture[s
     from toollab.envs import base
 
     code = _doc_example()
-    saved = dict(base._ENVS)
+    before = set(base.ENVIRONMENTS.registered())
     try:
         exec(compile(code, "docs/environments.md", "exec"), {"__name__": "doc_example"})
     finally:
-        base._ENVS.clear()
-        base._ENVS.update(saved)
+        for name in set(base.ENVIRONMENTS.registered()) - before:
+            base.ENVIRONMENTS.remove(name)
     printed = capsys.readouterr().out.splitlines()
     expected = [
         line.split("# ", 1)[1].strip()
