@@ -91,6 +91,9 @@ def sft_cmd(
     env_test_seed: list[int] = typer.Option([0], "--env-test-seed", help="Seeds of the environment test splits guarded against."),
     near: float = typer.Option(0.9, "--near", help="Query similarity that counts as a near duplicate."),
     near_same_tools: float = typer.Option(0.75, "--near-same-tools", help="Lower similarity that counts with the same gold tools."),
+    drop_null_args: bool = typer.Option(
+        False, "--drop-null-args", help="Leave out gold arguments that are None for optional parameters."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of sampling and augmentations."),
     no_tokens: bool = typer.Option(False, "--no-tokens", help="Skip token counting (no lengths in the card, no packing)."),
     json_out: bool = JsonOpt,
@@ -129,6 +132,7 @@ def sft_cmd(
         near=near,
         near_same_tools=near_same_tools,
         count_tokens=not no_tokens,
+        drop_null_args=drop_null_args,
     )
     with progress(transient=True) as bar:
         tasks: dict[str, Any] = {}

@@ -102,13 +102,17 @@ def _tagged(inst: Instance, tag: str, **update: Any) -> Instance:
     return inst.model_copy(update={**update, "metadata": meta})
 
 
-def tool_pools(instances: Sequence[Instance], held_out: set[str]) -> dict[str, list[Tool]]:
-    """Distinct tools (first definition of a name wins) per source, held-out tools left out."""
+def tool_pools(
+    instances: Sequence[Instance], held_out: set[tuple[str, str]]
+) -> dict[str, list[Tool]]:
+    """Distinct tools (first definition of a name wins) per source, held-out tools (as
+    ``(source, name)``) left out."""
     pools: dict[str, dict[str, Tool]] = defaultdict(dict)
     for inst in instances:
+        src = inst.source or ""
         for t in inst.tools:
-            if t.name not in held_out:
-                pools[inst.source or ""].setdefault(t.name, t)
+            if (src, t.name) not in held_out:
+                pools[src].setdefault(t.name, t)
     return {k: list(v.values()) for k, v in pools.items()}
 
 
@@ -425,7 +429,7 @@ def compose(instances: list[Instance], cfg: AugmentConfig, rep: AugmentReport) -
 
 
 def augment(
-    instances: list[Instance], cfg: AugmentConfig, held_out: set[str]
+    instances: list[Instance], cfg: AugmentConfig, held_out: set[tuple[str, str]]
 ) -> tuple[list[Instance], AugmentReport]:
     """Every active augmentation, in a fixed order: compose, nocall, distractors, vary, mask."""
     rep = AugmentReport()

@@ -70,6 +70,10 @@ class SFTConfig:
     env_seeds: list[int] = field(default_factory=lambda: [0])
     near: float = 0.9
     near_same_tools: float = 0.75
+    #: leave out gold arguments whose value is ``None`` when the parameter is optional (DEER's
+    #: examples write ``location=None`` for "not given"; constrained decoding cannot write
+    #: ``null`` for a typed parameter, so such examples are rejected unless this is on)
+    drop_null_args: bool = False
     #: count tokens with the bundled tokenizer (the card's token lengths, the packing budget)
     count_tokens: bool = True
 
@@ -97,6 +101,7 @@ class SFTConfig:
             "seed": self.seed,
             "pack": self.pack if self.pack == "none" else f"{self.pack} (size {self.pack_size})",
             "max_tokens": self.max_tokens,
+            "drop_null_args": self.drop_null_args,
             "env_test_seed": self.env_seeds[0] if self.env_seeds else 0,
         }
 
@@ -217,6 +222,23 @@ class Renderer:
         return msgs, text, spans
 
 
+def _without_nulls(inst: Instance, stats: CardStats) -> Instance:
+    """The instance with ``None`` values of optional parameters left out of its gold calls."""
+    tools = {t.name: t for t in inst.tools}
+    gold = []
+    changed = 0
+    for c in inst.gold:
+        tool = tools.get(c.name)
+        required = set(tool.required) if tool is not None else set(c.arguments)
+        args = {k: v for k, v in c.arguments.items() if v is not None or k in required}
+        changed += len(c.arguments) - len(args)
+        gold.append(c.model_copy(update={"arguments": args}) if len(args) != len(c.arguments) else c)
+    if not changed:
+        return inst
+    stats.augment_applied["null arguments left out"] += changed
+    return inst.model_copy(update={"gold": gold})
+
+
 def _template(name: str, chat: ChatFormat) -> Template:
     if name == "chat":
         from toollab.templates.chat_template import ChatTemplate
@@ -304,6 +326,8 @@ def export_sft(cfg: SFTConfig, progress: Progress = _noop) -> ExportResult:
                 if why is not None:
                     stats.drop(why[0], why[1] + " (after augmentation)", i)
         insts = [i for i in insts if i.id not in leaked]
+    if cfg.drop_null_args:
+        insts = [_without_nulls(i, stats) for i in insts]
     renderer = Renderer(cfg, chat)
     pairs: list[Pair] = []
     for n, inst in enumerate(insts):

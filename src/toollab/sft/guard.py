@@ -8,7 +8,8 @@ unseen tools, and the environments' test splits.  An example is dropped when
 * its query is nearly one (``difflib`` ratio over the words >= ``near``, default 0.9), or is close
   (ratio >= ``near_same_tools``, default 0.75) with the same set of gold tools;
 * it offers or calls one of DEER's unseen tools (every tool of DEER's test pools: the test
-  candidates are drawn from the 77 unseen tools only, METHODS.md §1.2);
+  candidates are drawn from the 77 unseen tools only, METHODS.md §1.2) — tool names are
+  matched within the same source only (DEER's ``search`` is not an environment's ``search``);
 * it is an environment instance whose API combination is a test combination of the evaluation
   seeds, or whose query text is reserved for evaluation (``toollab.envs.splits``).
 
@@ -67,6 +68,8 @@ class EvalSet:
     queries: list[str] = field(default_factory=list)
     tool_sets: list[frozenset[str]] = field(default_factory=list)
     held_out_tools: set[str] = field(default_factory=set)
+    #: the ``Instance.source`` its held-out tools belong to (names are only unique per source)
+    source: str | None = None
     path: str | None = None
 
     @classmethod
@@ -80,6 +83,7 @@ class EvalSet:
     ) -> EvalSet:
         out = cls(name, path=path)
         for inst in instances:
+            out.source = out.source or inst.source
             for text in _texts(inst):
                 out.queries.append(text)
                 out.tool_sets.append(frozenset(c.name for c in inst.gold))
@@ -137,7 +141,8 @@ class LeakageGuard:
         self._owner: list[int] = []
         self._tools: list[frozenset[str]] = []
         self._exact: dict[str, int] = {}
-        self.held_out: dict[str, str] = {}
+        #: (source, tool name) → the evaluation set that holds the tool out
+        self.held_out: dict[tuple[str, str], str] = {}
         for k, s in enumerate(self.sets):
             for q, tools in zip(s.queries, s.tool_sets, strict=True):
                 n = normalise(q)
@@ -148,7 +153,7 @@ class LeakageGuard:
                 self._owner.append(k)
                 self._tools.append(tools)
             for t in s.held_out_tools:
-                self.held_out.setdefault(t, s.name)
+                self.held_out.setdefault((s.source or "", t), s.name)
         df: Counter[str] = Counter()
         self._words = [n.split() for n in self._norm]
         grams = [_bigrams(w) for w in self._words]
@@ -166,9 +171,10 @@ class LeakageGuard:
 
     def reason(self, inst: Instance) -> tuple[str, str] | None:
         """(guard name, reason) when the instance leaks evaluation data."""
+        src = inst.source or ""
         for t in [*(x.name for x in inst.tools), *(c.name for c in inst.gold)]:
-            if t in self.held_out:
-                return self.held_out[t], f"uses the held-out tool {t!r}"
+            if (src, t) in self.held_out:
+                return self.held_out[(src, t)], f"uses a held-out tool ({t})"
         env = _env_of(inst)
         if env is not None and self.guard_envs:
             env_why = self._env_reason(env, inst)
@@ -188,7 +194,7 @@ class LeakageGuard:
             combo = api_combo(list(inst.gold))
             for seed in self.env_seeds:
                 if is_test_combo(env, combo, seed):
-                    return f"test API combination {'+'.join(combo)} (seed {seed})"
+                    return f"test API combination ({'+'.join(combo)}, seed {seed})"
         if is_eval_query(inst.query):
             return "query text reserved for evaluation"
         return None

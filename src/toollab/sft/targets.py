@@ -164,6 +164,22 @@ class SchemaCache:
         return found
 
 
+def _schema_error(validator: Any, value: Any) -> str | None:
+    """The most relevant reason the value is outside the schema (``None``: admitted)."""
+    from jsonschema.exceptions import best_match
+
+    err = best_match(validator.iter_errors(value))
+    if err is None:
+        return None
+    while err.context:  # inside anyOf: the branch that got furthest
+        deeper = best_match(err.context)
+        if deeper is None:
+            break
+        err = deeper
+    path = "/".join(str(p) for p in err.absolute_path) or "(root)"
+    return f"at {path}: {err.message[:200]}"
+
+
 def _check_parse(result: ParseResult, instance: Instance, where: str) -> None:
     """The parse of a target gives back the gold calls (or the gold no-call)."""
     if result.is_error:
@@ -193,11 +209,9 @@ def make_target(
         value = constrained_value(instance, tools, policy)
         text = json.dumps(value, ensure_ascii=False)
         validator = (schemas or SchemaCache()).validator(tools, policy)
-        errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
-        if errors:
-            err = errors[0]
-            path = "/".join(str(p) for p in err.absolute_path) or "(root)"
-            raise Rejected("not admitted by the decoding schema", f"at {path}: {err.message[:200]}")
+        err = _schema_error(validator, value)
+        if err is not None:
+            raise Rejected("not admitted by the decoding schema", err)
         _check_parse(parse_constrained(text, policy), instance, "the constrained reader")
         return text, {"policy": policy.model_dump(mode="json", exclude_defaults=True)}
     if instance.gold:
