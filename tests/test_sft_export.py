@@ -178,7 +178,7 @@ def test_all_shot_packing(tmp_path: Path, shared_data: Path) -> None:
 def test_pack_respects_the_token_budget(tmp_path: Path, shared_data: Path) -> None:
     from toollab.sft.tokens import TokenCounter
 
-    path, fig = export(
+    path, _fig = export(
         tmp_path, shared_data, sources=["env:weather,n=30"], pack="all-shot", pack_size=8,
         max_tokens=1200,
     )  # fmt: skip
