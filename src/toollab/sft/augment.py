@@ -97,7 +97,7 @@ def _rng(cfg: AugmentConfig, what: str) -> random.Random:
 
 
 def _tagged(inst: Instance, tag: str, **update: Any) -> Instance:
-    meta = dict(inst.metadata)
+    meta = dict(update.pop("metadata", inst.metadata))
     meta["augmented"] = [*meta.get("augmented", []), tag]
     return inst.model_copy(update={**update, "metadata": meta})
 

@@ -232,7 +232,9 @@ def _without_nulls(inst: Instance, stats: CardStats) -> Instance:
         required = set(tool.required) if tool is not None else set(c.arguments)
         args = {k: v for k, v in c.arguments.items() if v is not None or k in required}
         changed += len(c.arguments) - len(args)
-        gold.append(c.model_copy(update={"arguments": args}) if len(args) != len(c.arguments) else c)
+        gold.append(
+            c.model_copy(update={"arguments": args}) if len(args) != len(c.arguments) else c
+        )
     if not changed:
         return inst
     stats.augment_applied["null arguments left out"] += changed
