@@ -146,7 +146,13 @@ def sft_cmd(
     fig = result.figures
     if json_out:
         emit_json(
-            {"path": str(result.path), "card": str(result.card), "seconds": result.seconds, **fig}
+            {
+                "path": str(result.path),
+                "card": str(result.card),
+                "seconds": result.seconds,
+                "timings": result.timings,
+                **fig,
+            }
         )
         return
     table = Table(title=f"wrote {escape(str(result.path))}", title_justify="left")

@@ -112,6 +112,10 @@ class ExportResult:
     card: Path
     stats: CardStats
     seconds: float
+    #: seconds per stage: setup (chat format, tokenizer), guard (loading the evaluation sets),
+    #: load (sources), screen (guard checks), augment, check (targets), write (render, spans,
+    #: tokens, file), card
+    timings: dict[str, float] = field(default_factory=dict)
 
     @property
     def figures(self) -> dict[str, Any]:
@@ -302,7 +306,15 @@ def atomic_write(path: Path) -> Iterator[IO[str]]:
 
 def export_sft(cfg: SFTConfig, progress: Progress = _noop) -> ExportResult:
     """Run an export; returns where the file and card went and every figure of the card."""
-    t0 = time.perf_counter()
+    t0 = last = time.perf_counter()
+    timings: dict[str, float] = {}
+
+    def lap(stage: str) -> None:
+        nonlocal last
+        now = time.perf_counter()
+        timings[stage] = round(now - last, 3)
+        last = now
+
     out = cfg.out
     if out.exists() and out.is_dir():
         raise UsageError(f"--out {out} is a folder; give the .jsonl file to write")
@@ -315,8 +327,13 @@ def export_sft(cfg: SFTConfig, progress: Progress = _noop) -> ExportResult:
         counter = TokenCounter(
             Path(cfg.chat_template) if cfg.chat_template.endswith(".gguf") else None
         )
+    lap("setup")
     guard = build_guard(cfg, stats)
-    insts = _guarded(gather(cfg, stats), guard, stats)
+    lap("guard")
+    loaded = gather(cfg, stats)
+    lap("load")
+    insts = _guarded(loaded, guard, stats)
+    lap("screen")
     insts, rep = augment(insts, cfg.augment, set(guard.held_out))
     stats.augment_applied, stats.augment_skipped = rep.applied, rep.skipped
     fresh = [i for i in insts if i.metadata.get("augmented")]
@@ -330,6 +347,7 @@ def export_sft(cfg: SFTConfig, progress: Progress = _noop) -> ExportResult:
         insts = [i for i in insts if i.id not in leaked]
     if cfg.drop_null_args:
         insts = [_without_nulls(i, stats) for i in insts]
+    lap("augment")
     renderer = Renderer(cfg, chat)
     pairs: list[Pair] = []
     for n, inst in enumerate(insts):
@@ -338,6 +356,7 @@ def export_sft(cfg: SFTConfig, progress: Progress = _noop) -> ExportResult:
         except Rejected as exc:
             stats.reject(exc.kind, exc.detail, inst.id)
         progress("check", n + 1, len(insts))
+    lap("check")
     if cfg.pack == "all-shot":
         if counter is None:
             raise UsageError("all-shot packing needs the tokenizer for its token budget")
@@ -368,6 +387,7 @@ def export_sft(cfg: SFTConfig, progress: Progress = _noop) -> ExportResult:
                 if n_tok > cfg.max_tokens:
                     stats.over_budget += 1
             progress("write", n + 1, len(packs))
+    lap("write")
     if any((s.source or "").startswith("env:") for s in stats.examples):
         stats.complexity = env_complexity(stats.examples, cfg.env_seeds[0] if cfg.env_seeds else 0)
     summary = cfg.summary()
@@ -375,4 +395,5 @@ def export_sft(cfg: SFTConfig, progress: Progress = _noop) -> ExportResult:
     card = out.parent / "README.md"
     with atomic_write(card) as fh:
         fh.write(render_card(stats, summary, out.name))
-    return ExportResult(out, card, stats, time.perf_counter() - t0)
+    lap("card")
+    return ExportResult(out, card, stats, time.perf_counter() - t0, timings)
