@@ -281,3 +281,16 @@ def test_chat_format_end_of_turn() -> None:
     fmt = load_chat_format("bundled")
     assert fmt.end_of_turn == MARKER
     assert load_chat_format("chatml").end_of_turn == MARKER
+
+
+def test_token_counts_equal_llama_cpp_tokenization(tmp_path: Path, shared_data: Path) -> None:
+    """Counting by pieces between special tokens (cached) gives llama.cpp's own count."""
+    from toollab.sft.tokens import TokenCounter
+
+    path, _ = export(tmp_path, shared_data, count_tokens=False)
+    counter = TokenCounter()
+    for rec in read(path)[::5]:
+        text = rec["text"]
+        assert counter.count(text) == len(counter.tokenize(text))
+        for start, end in rec["spans"]:
+            assert counter.count(text[start:end]) == len(counter.tokenize(text[start:end]))

@@ -2,7 +2,7 @@
 goal → action pairs of the same environment; the loss covers every action, the docs and the
 goals are masked.
 
-Examples are grouped by source and offered tool set (the "task": the same docs), taken in their
+Examples are grouped by source and offered tool definitions (the "task": the same docs), taken in their
 order, and packed greedily: a pack closes at ``size`` pairs or when the next pair would exceed
 ``max_tokens``.  Each pair is a user turn and an assistant turn in the model's chat format after
 one system prompt, so each action's span is checked exactly as a single example's is.
@@ -10,6 +10,7 @@ one system prompt, so each action's span is checked exactly as a single example'
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,8 +29,10 @@ class Pair:
     meta: dict[str, Any]
 
 
-def group_key(inst: Instance) -> tuple[str, tuple[str, ...]]:
-    return (inst.source or "", tuple(t.name for t in inst.tools))
+def group_key(inst: Instance) -> tuple[str, str]:
+    """Source and the exact tool definitions (order included): pairs packed together share one
+    system prompt, so their docs must be identical, not just their tool names."""
+    return (inst.source or "", json.dumps([t.to_openai() for t in inst.tools], sort_keys=False))
 
 
 def pack_pairs(
@@ -41,8 +44,8 @@ def pack_pairs(
     """Groups of at most ``size`` pairs sharing source and tools, each within ``max_tokens``
     (``measure(messages)`` counts the tokens of a rendered conversation).  A single pair over the
     budget stays alone (it is written as it is, and the card reports its length)."""
-    groups: dict[tuple[str, tuple[str, ...]], list[Pair]] = defaultdict(list)
-    order: list[tuple[str, tuple[str, ...]]] = []
+    groups: dict[tuple[str, str], list[Pair]] = defaultdict(list)
+    order: list[tuple[str, str]] = []
     for p in pairs:
         key = group_key(p.instance)
         if key not in groups:
