@@ -294,3 +294,24 @@ def test_token_counts_equal_llama_cpp_tokenization(tmp_path: Path, shared_data: 
         assert counter.count(text) == len(counter.tokenize(text))
         for start, end in rec["spans"]:
             assert counter.count(text[start:end]) == len(counter.tokenize(text[start:end]))
+
+
+def test_cli_config_file(tmp_path: Path, shared_data: Path) -> None:
+    """A YAML config fills the options the command line does not give; bad keys are named."""
+    out = tmp_path / "cfg.jsonl"
+    cfg = tmp_path / "sft.yaml"
+    cfg.write_text(
+        f"out: {out}\nsource: ['env:weather,n=16']\npack: all-shot\npack_size: 2\n"
+        f"guard_root: {shared_data}\nunguarded: [seal-tools, deer]\n",
+        encoding="utf-8",
+    )
+    runner = CliRunner()
+    res = runner.invoke(app, ["data", "sft", "--config", str(cfg), "--pack-size", "4", "--json"])
+    assert res.exit_code == 0, res.output
+    recs = read(out)
+    assert sum(len(r["spans"]) for r in recs) == 16
+    assert max(len(r["spans"]) for r in recs) == 4  # the command line won over the file
+    cfg.write_text("out: x.jsonl\npack_sise: 3\n", encoding="utf-8")
+    res = runner.invoke(app, ["data", "sft", "--config", str(cfg)])
+    assert res.exit_code == 2
+    assert "pack_sise" in res.output and "pack_size" in res.output and str(cfg) in res.output

@@ -49,9 +49,53 @@ def _sources(
     return specs
 
 
+def _merged(ctx: typer.Context, config: Path | None) -> dict[str, Any]:
+    """The command's parameters, a ``--config`` YAML file filling those not given on the command
+    line (its keys are the options' names with underscores: ``pack_size``, ``source``, ...)."""
+    params = dict(ctx.params)
+    if config is None:
+        return params
+    import yaml
+
+    from toollab.errors import InputError, did_you_mean
+
+    try:
+        loaded = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
+    except OSError as exc:
+        raise UsageError(f"--config {config}: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise InputError(f"not valid YAML: {exc}", path=config) from exc
+    if not isinstance(loaded, dict):
+        raise InputError("the config must be a mapping of option names to values", path=config)
+    names = {"format" if k == "fmt" else k: k for k in params if k not in ("config", "json_out")}
+    for key, value in loaded.items():
+        name = str(key).replace("-", "_")
+        if name not in names:
+            raise InputError(
+                f"unknown option {key!r}{did_you_mean(name, sorted(names))}", path=config
+            )
+        param = names[name]
+        source = ctx.get_parameter_source(param)
+        if source is not None and source.name != "DEFAULT":
+            continue  # the command line wins
+        default = params[param]
+        if isinstance(default, list) and not isinstance(value, list):
+            value = [value]
+        if param in ("out", "guard_root") and value is not None:
+            value = Path(str(value))
+        elif param == "data":
+            value = [Path(str(v)) for v in value]
+        params[param] = value
+    return params
+
+
 @handle_errors
 def sft_cmd(
-    out: Path = typer.Option(..., "--out", "-o", help="The .jsonl file to write (README.md goes beside it)."),
+    ctx: typer.Context,
+    config: Path | None = typer.Option(
+        None, "--config", help="A YAML file of these options (option names with underscores)."
+    ),
+    out: Path | None = typer.Option(None, "--out", "-o", help="The .jsonl file to write (README.md goes beside it)."),
     data: list[Path] = typer.Option([], "--data", help="A dataset file or folder (repeatable)."),
     fmt: list[str] = typer.Option(
         [], "--format", "-f", help="Its adapter format (seal-tools, bfcl, deer, ...) or deer-examples."
@@ -99,40 +143,49 @@ def sft_cmd(
     json_out: bool = JsonOpt,
 ) -> None:  # fmt: skip
     """Export SFT examples (messages, tools, rendered text, loss spans) with a dataset card."""
+    p = _merged(ctx, config)
+    _export(p, json_out)
+
+
+def _export(p: dict[str, Any], json_out: bool) -> None:
     from toollab.sft import AugmentConfig, SFTConfig, export_sft
     from toollab.sft.guard import resolve_guards
 
-    root = guard_root
+    if p["out"] is None:
+        raise UsageError("give --out FILE.jsonl (or out: in --config)")
+    root = p["guard_root"]
     if root is None and os.environ.get("TOOLLAB_SHARED_DATA"):
         root = Path(os.environ["TOOLLAB_SHARED_DATA"])
     cfg = SFTConfig(
-        sources=_sources(data, fmt, option, env, n, env_seed, source),
-        out=out,
-        template=template,
-        target=target,
-        chat_template=chat_template,
-        total=total,
-        seed=seed,
-        pack=pack,
-        pack_size=pack_size,
-        max_tokens=max_tokens,
-        augment=AugmentConfig(
-            distractors=distractors,
-            distractor_mode=distractor_mode,
-            nocall=nocall,
-            mask=mask,
-            vary=vary,
-            compose=compose,
-            compose_max=compose_max,
-            seed=seed,
+        sources=_sources(
+            p["data"], p["fmt"], p["option"], p["env"], p["n"], p["env_seed"], p["source"]
         ),
-        guards=resolve_guards(guard, root, unguarded),
-        unguarded=list(unguarded),
-        env_seeds=list(env_test_seed),
-        near=near,
-        near_same_tools=near_same_tools,
-        count_tokens=not no_tokens,
-        drop_null_args=drop_null_args,
+        out=p["out"],
+        template=p["template"],
+        target=p["target"],
+        chat_template=p["chat_template"],
+        total=p["total"],
+        seed=p["seed"],
+        pack=p["pack"],
+        pack_size=p["pack_size"],
+        max_tokens=p["max_tokens"],
+        augment=AugmentConfig(
+            distractors=p["distractors"],
+            distractor_mode=p["distractor_mode"],
+            nocall=p["nocall"],
+            mask=p["mask"],
+            vary=p["vary"],
+            compose=p["compose"],
+            compose_max=p["compose_max"],
+            seed=p["seed"],
+        ),
+        guards=resolve_guards(p["guard"], root, p["unguarded"]),
+        unguarded=list(p["unguarded"]),
+        env_seeds=list(p["env_test_seed"]),
+        near=p["near"],
+        near_same_tools=p["near_same_tools"],
+        count_tokens=not p["no_tokens"],
+        drop_null_args=p["drop_null_args"],
     )
     with progress(transient=True) as bar:
         tasks: dict[str, Any] = {}
