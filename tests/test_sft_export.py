@@ -230,6 +230,14 @@ def test_writes_are_atomic(
         export(tmp_path, shared_data, sources=["env:weather,n=20"], count_tokens=False)
     assert out.read_text(encoding="utf-8") == "previous export\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["train.jsonl"]
+    monkeypatch.setattr(export_mod, "record", real)
+    path, _ = export(tmp_path, shared_data, sources=["env:weather,n=5"], count_tokens=False)
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~mask  # an ordinary file, not mkstemp's 0600
+    assert len(read(path)) == 5
 
 
 def test_malformed_jsonl_source_names_file_and_line(tmp_path: Path, shared_data: Path) -> None:

@@ -288,6 +288,12 @@ def record(
     }
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextmanager
 def atomic_write(path: Path) -> Iterator[IO[str]]:
     """A text file written to a temporary name beside ``path`` and renamed over it on success."""
@@ -298,6 +304,7 @@ def atomic_write(path: Path) -> Iterator[IO[str]]:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; an export is an ordinary file
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
