@@ -323,3 +323,26 @@ def test_cli_config_file(tmp_path: Path, shared_data: Path) -> None:
     res = runner.invoke(app, ["data", "sft", "--config", str(cfg)])
     assert res.exit_code == 2
     assert "pack_sise" in res.output and "pack_size" in res.output and str(cfg) in res.output
+
+
+def test_weighted_mixture(tmp_path: Path, shared_data: Path) -> None:
+    from toollab.sft.sources import shares
+
+    assert shares([parse_source("env:a,weight=3"), parse_source("env:b")], 10) == [8, 2]
+    path, fig = export(
+        tmp_path,
+        shared_data,
+        sources=["env:weather,n=40,weight=3", "env:home_search,n=40,weight=1"],
+        total=20,
+        count_tokens=False,
+    )
+    assert fig["loaded"] == 20
+    assert fig["by_source"] == {"env:home_search": 5, "env:weather": 15}
+    again, _ = export(
+        tmp_path / "again",
+        shared_data,
+        sources=["env:weather,n=40,weight=3", "env:home_search,n=40,weight=1"],
+        total=20,
+        count_tokens=False,
+    )
+    assert again.read_text() == path.read_text()  # seeded: the same export twice
