@@ -202,7 +202,8 @@ def test_card_reports_the_figures(tmp_path: Path, shared_data: Path) -> None:
         "## Augmentations",
     ):
         assert heading in card
-    assert "Apache-2.0" in card
+    assert "unknown" not in card  # every source here has a known licence
+    assert card.count("Apache-2.0 (") == 3
     assert fig["tokens"]["min"] > 0 and fig["loss_tokens"]["min"] > 0
     assert fig["by_decision"]["Call"] > 0
     assert fig["api_complexity"]["weather"]["test_vs_train"] is not None

@@ -33,6 +33,7 @@ DEER_EXAMPLES_KIND = "deer-examples"
 LICENCES: dict[str, str] = {
     "seal-tools": "Apache-2.0 (fairyshine/Seal-Tools)",
     "deer": "Apache-2.0 (Ericmututu/ToolDEER)",
+    DEER_EXAMPLES_KIND: "Apache-2.0 (Ericmututu/ToolDEER)",
     "bfcl": "Apache-2.0 (ShishirPatil/gorilla)",
     "tooleyes": "Apache-2.0 (Junjie-Ye/ToolEyes)",
     "env": "Apache-2.0 (toollab's generated environments)",
