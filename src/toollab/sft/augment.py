@@ -429,11 +429,17 @@ def compose(instances: list[Instance], cfg: AugmentConfig, rep: AugmentReport) -
 
 
 def augment(
-    instances: list[Instance], cfg: AugmentConfig, held_out: set[tuple[str, str]]
+    instances: list[Instance],
+    cfg: AugmentConfig,
+    held_out: set[tuple[str, str]],
+    pool_from: Sequence[Instance] | None = None,
 ) -> tuple[list[Instance], AugmentReport]:
-    """Every active augmentation, in a fixed order: compose, nocall, distractors, vary, mask."""
+    """Every active augmentation, in a fixed order: compose, nocall, distractors, vary, mask.
+
+    Distractors and NoCall replacements are drawn from the tools of ``pool_from`` (default: the
+    instances themselves), per source, held-out tools left out."""
     rep = AugmentReport()
-    pools = tool_pools(instances, held_out)
+    pools = tool_pools(instances if pool_from is None else pool_from, held_out)
     out = compose(instances, cfg, rep)
     out = no_call_copies(out, pools, cfg, rep)
     out = add_distractors(out, pools, cfg, rep)

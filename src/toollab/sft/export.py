@@ -129,11 +129,14 @@ def _noop(_what: str, _done: int, _total: int) -> None:
     return None
 
 
-def gather(cfg: SFTConfig, stats: CardStats) -> list[Instance]:
-    """Every source's instances, ``n`` and the weighted total applied."""
+def gather(cfg: SFTConfig, stats: CardStats) -> tuple[list[Instance], list[Instance]]:
+    """(every source's instances with ``n`` and the weighted total applied, every instance
+    loaded: the distractor pools come from whole sources, not only the sampled part)."""
     loaded: list[list[Instance]] = []
+    everything: list[Instance] = []
     for spec in cfg.sources:
         insts = load_source(spec)
+        everything.extend(insts)
         if spec.kind != ENV_KIND:
             insts = take(insts, spec.n, cfg.seed, spec.label)
         stats.sources[spec.label] = len(insts)
@@ -156,7 +159,7 @@ def gather(cfg: SFTConfig, stats: CardStats) -> list[Instance]:
             seen.add(uid)
             out.append(inst.model_copy(update={"id": uid}))
     stats.loaded = len(out)
-    return out
+    return out, everything
 
 
 def build_guard(cfg: SFTConfig, stats: CardStats) -> LeakageGuard:
@@ -337,11 +340,11 @@ def export_sft(cfg: SFTConfig, progress: Progress = _noop) -> ExportResult:
     lap("setup")
     guard = build_guard(cfg, stats)
     lap("guard")
-    loaded = gather(cfg, stats)
+    loaded, everything = gather(cfg, stats)
     lap("load")
     insts = _guarded(loaded, guard, stats)
     lap("screen")
-    insts, rep = augment(insts, cfg.augment, set(guard.held_out))
+    insts, rep = augment(insts, cfg.augment, set(guard.held_out), everything)
     stats.augment_applied, stats.augment_skipped = rep.applied, rep.skipped
     fresh = [i for i in insts if i.metadata.get("augmented")]
     if fresh:
