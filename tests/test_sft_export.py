@@ -286,6 +286,18 @@ def test_cli_exports_and_reports_bad_input(
     assert res.exit_code == 2 and "KIND:TARGET" in res.output
 
 
+def test_datasets_loads_an_export(tmp_path: Path, shared_data: Path) -> None:
+    datasets = pytest.importorskip("datasets")
+    path, fig = export(tmp_path, shared_data, count_tokens=False)
+    keys = {tuple(sorted(r["meta"])) for r in read(path)}
+    assert len(keys) == 1  # one schema for the whole file
+    ds = datasets.load_dataset(
+        "json", data_files=str(path), split="train", cache_dir=str(tmp_path / "cache")
+    )
+    assert len(ds) == fig["records"]
+    assert ds[0]["spans"] == read(path)[0]["spans"]
+
+
 def test_chat_format_end_of_turn() -> None:
     fmt = load_chat_format("bundled")
     assert fmt.end_of_turn == MARKER

@@ -264,21 +264,18 @@ def record(
     spans: list[list[int]],
 ) -> dict[str, Any]:
     first = pairs[0].instance
+    # the same keys in every record, so that Arrow / ``datasets`` infer one schema for the file
     meta: dict[str, Any] = {
         "target": renderer.cfg.target,
         "chat_template": renderer.chat.name,
         "decision": [p.instance.label().value for p in pairs],
         "n_calls": [len(p.instance.gold) for p in pairs],
-        "category": first.category,
+        "category": first.category or "",
+        "pack": "all-shot" if len(pairs) > 1 else "",
+        "examples": [p.instance.id for p in pairs],
+        "augmented": sorted({a for p in pairs for a in p.instance.metadata.get("augmented", [])}),
+        "policy": pairs[0].meta.get("policy"),
     }
-    if len(pairs) > 1:
-        meta["pack"] = "all-shot"
-        meta["examples"] = [p.instance.id for p in pairs]
-    aug = sorted({a for p in pairs for a in p.instance.metadata.get("augmented", [])})
-    if aug:
-        meta["augmented"] = aug
-    if pairs[0].meta.get("policy") is not None:
-        meta["policy"] = pairs[0].meta["policy"]
     return {
         "id": first.id if len(pairs) == 1 else f"pack:{first.id}+{len(pairs) - 1}",
         "source": first.source or "",

@@ -213,7 +213,7 @@ def make_target(
         if err is not None:
             raise Rejected("not admitted by the decoding schema", err)
         _check_parse(parse_constrained(text, policy), instance, "the constrained reader")
-        return text, {"policy": policy.model_dump(mode="json", exclude_defaults=True)}
+        return text, {"policy": policy.model_dump(mode="json")}
     if instance.gold:
         why = template.inexpressible(list(instance.gold))
         if why is not None:
