@@ -165,19 +165,22 @@ class SchemaCache:
 
 
 def _schema_error(validator: Any, value: Any) -> str | None:
-    """The most relevant reason the value is outside the schema (``None``: admitted)."""
-    from jsonschema.exceptions import best_match
-
-    err = best_match(validator.iter_errors(value))
-    if err is None:
+    """The most specific reason the value is outside the schema (``None``: admitted): among
+    every branch's errors, the one deepest in the value (the branch that matched furthest)."""
+    errors = list(validator.iter_errors(value))
+    if not errors:
         return None
-    while err.context:  # inside anyOf: the branch that got furthest
-        deeper = best_match(err.context)
-        if deeper is None:
-            break
-        err = deeper
-    path = "/".join(str(p) for p in err.absolute_path) or "(root)"
-    return f"at {path}: {err.message[:200]}"
+    leaves: list[Any] = []
+    stack = errors
+    while stack:
+        err = stack.pop()
+        if err.context:
+            stack.extend(err.context)
+        else:
+            leaves.append(err)
+    best = max(leaves or errors, key=lambda e: len(e.absolute_path))
+    path = "/".join(str(p) for p in best.absolute_path) or "(root)"
+    return f"at {path}: {best.message[:200]}"
 
 
 def _check_parse(result: ParseResult, instance: Instance, where: str) -> None:
