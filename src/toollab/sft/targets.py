@@ -164,9 +164,10 @@ class SchemaCache:
         return found
 
 
-def _schema_error(validator: Any, value: Any) -> str | None:
-    """The most specific reason the value is outside the schema (``None``: admitted): among
-    every branch's errors, the one deepest in the value (the branch that matched furthest)."""
+def _schema_error(validator: Any, value: Any) -> tuple[str, str] | None:
+    """(kind, detail) of the most specific reason the value is outside the schema (``None``:
+    admitted): among every branch's errors, the one deepest in the value (the branch that
+    matched furthest)."""
     errors = list(validator.iter_errors(value))
     if not errors:
         return None
@@ -180,7 +181,25 @@ def _schema_error(validator: Any, value: Any) -> str | None:
             leaves.append(err)
     best = max(leaves or errors, key=lambda e: len(e.absolute_path))
     path = "/".join(str(p) for p in best.absolute_path) or "(root)"
-    return f"at {path}: {best.message[:200]}"
+    return _kind_of(best), f"at {path}: {best.message[:200]}"
+
+
+def _kind_of(err: Any) -> str:
+    """A short reason kind for the card, from the failing JSON Schema keyword."""
+    where = list(err.absolute_path)
+    if isinstance(err.instance, dict) and set(err.instance) == {"$ref"}:
+        return "not admitted by the decoding schema: a reference to another call's output"
+    if err.validator == "const" and where and where[-1] == "name":
+        return "not admitted by the decoding schema: a tool name that is not offered"
+    if err.validator == "type" and err.instance is None:
+        return "not admitted by the decoding schema: null for a typed parameter"
+    if err.validator in ("type", "enum", "pattern", "maxLength", "minLength"):
+        return "not admitted by the decoding schema: a value of another type or form"
+    if err.validator == "required":
+        return "not admitted by the decoding schema: a required argument missing"
+    if err.validator == "additionalProperties":
+        return "not admitted by the decoding schema: an argument the tool does not declare"
+    return "not admitted by the decoding schema"
 
 
 def _check_parse(result: ParseResult, instance: Instance, where: str) -> None:
@@ -214,7 +233,7 @@ def make_target(
         validator = (schemas or SchemaCache()).validator(tools, policy)
         err = _schema_error(validator, value)
         if err is not None:
-            raise Rejected("not admitted by the decoding schema", err)
+            raise Rejected(*err)
         _check_parse(parse_constrained(text, policy), instance, "the constrained reader")
         return text, {"policy": policy.model_dump(mode="json")}
     if instance.gold:
