@@ -134,7 +134,13 @@ class _Samplers:
             else:
                 clusters = None
                 if self.cfg.distractor_mode != "random":
-                    clusters = ToolClusters.fit(pool, m=min(30, max(2, len(pool) // 10)))
+                    try:
+                        clusters = ToolClusters.fit(pool, m=min(30, max(2, len(pool) // 10)))
+                    except ImportError as exc:
+                        raise UsageError(
+                            f"--distractor-mode {self.cfg.distractor_mode} clusters the tools and "
+                            f"needs the dense extra (pip install 'toollab[dense]'): {exc}"
+                        ) from exc
                 self._made[source] = CandidateSampler(
                     pool,
                     clusters,
