@@ -18,6 +18,7 @@ app = typer.Typer(
 _COMMAND_MODULES = [
     "toollab.cli.data_cmd",
     "toollab.cli.generate_cmd",
+    "toollab.cli.synth_cmd",
     "toollab.cli.tools_cmd",
     "toollab.cli.chat_cmd",
     "toollab.cli.retrieve_cmd",
