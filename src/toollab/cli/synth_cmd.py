@@ -192,6 +192,76 @@ def deer_cmd(
     _finish(report, out, as_json)
 
 
+@synth_app.command("seal")
+@handle_errors
+def seal_cmd(
+    out: Path = typer.Option(..., "--out", "-o", help="Output folder (Seal-Tools' file formats)."),
+    teacher: str = typer.Option(
+        "bundled:smollm2-135m",
+        "--teacher",
+        "-m",
+        help="Teacher model string: openai:<model>@<url> (vLLM, llama.cpp server), "
+        "bundled:smollm2-135m, fake:SCRIPT.",
+    ),
+    fields: Path | None = typer.Option(
+        None, "--fields", help="Start from this field.jsonl instead of generating fields."
+    ),
+    split: str = typer.Option("train", "--split", help="Name of the split written."),
+    max_fields: int | None = typer.Option(None, "--max-fields", min=1, help="Keep N fields."),
+    max_subfields: int | None = typer.Option(
+        None, "--max-subfields", min=1, help="Keep N subfields per field."
+    ),
+    min_field_count: int = typer.Option(
+        2, "--min-field-count", min=1, help="Keep fields named in at least N generated lists."
+    ),
+    max_rounds: int = typer.Option(20, "--max-rounds", min=1, help="Rounds per subfield, at most."),
+    difficult: int = typer.Option(1000, "--difficult", min=0, help="Difficult instances asked."),
+    retriever: str = typer.Option("bm25", "--retriever", help="Retriever of the 5 offered tools."),
+    exclude: list[Path] = typer.Option(
+        [], "--exclude", help="Seal-Tools instance files whose queries are kept out; repeatable."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of every random draw."),
+    concurrency: int | None = ConcurrencyOpt,
+    retries: int = RetriesOpt,
+    timeout: float = TimeoutOpt,
+    attempts: int = AttemptsOpt,
+    max_tokens: int = MaxTokensOpt,
+    temperature: float = TemperatureOpt,
+    cache: Path | None = CacheOpt,
+    quiet: bool = QuietOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Seal-Tools' self-instruct pipeline: fields -> subfields -> tools -> value pools -> easy
+    and difficult (nested) instances -> fine-tuning prompts with 5 retrieved tools: tool.jsonl,
+    field.jsonl, SPLIT.jsonl, dataset_for_finetune/SPLIT.json and report.json in OUT."""
+    from toollab.synth import seal
+
+    config = seal.SealConfig(
+        split=split,
+        min_field_count=min_field_count,
+        max_fields=max_fields,
+        max_subfields=max_subfields,
+        max_rounds=max_rounds,
+        difficult=difficult,
+        retriever=retriever,
+        seed=seed,
+    )
+    with open_teacher(
+        teacher,
+        out,
+        cache,
+        quiet or as_json,
+        concurrency=concurrency,
+        retries=retries,
+        timeout_s=timeout,
+        attempts=attempts,
+        max_tokens=max_tokens,
+        temperature=temperature,
+    ) as t:
+        report = seal.run(out, t, config, fields, exclude)
+    _finish(report, out, as_json)
+
+
 def _finish(report: dict[str, Any], out: Path, as_json: bool) -> None:
     if as_json:
         emit_json(report)
