@@ -268,3 +268,33 @@ def test_starts_from_a_fields_file(tmp_path: Path, seal_dir: Path) -> None:
     )
     assert report["counts"]["fields"] == 1 and report["counts"]["tools"] == 3
     assert "seal.fields" not in report["teacher_stats"]["checks"]
+
+
+def test_cli_runs_and_reports_rejections(tmp_path: Path, seal_dir: Path) -> None:
+    from typer.testing import CliRunner
+
+    from toollab.cli.main import app
+
+    out = tmp_path / "out"
+    args = ["data", "synth", "seal", "--teacher", "fake:", "--fields", str(seal_dir / "field.jsonl"),
+            "--max-fields", "1", "--max-subfields", "2", "--difficult", "2", "--out", str(out)]  # fmt: skip
+    res = CliRunner().invoke(app, [*args, "--json"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    # the echo teacher repeats the prompt: its example tool has the wrong field and the empty
+    # "{ }" at its end no keys, in each of two rounds of two subfields
+    assert report["teacher_stats"]["checks"]["seal.tools"]["rejected"] == {
+        "field is not field/subfield": 4,
+        "missing api_name": 4,
+    }
+    assert report["counts"]["instances"] == 0 and (out / "train.jsonl").read_text() == ""
+    assert (out / "teacher_cache.jsonl").is_file()
+    again = CliRunner().invoke(app, [*args, "--json"])
+    assert json.loads(again.stdout)["teacher_stats"]["cache_hit_rate"] == 1.0
+
+    bad = tmp_path / "field.jsonl"
+    bad.write_text('{"Sports": ["Golf"]}\n[1, 2]\n')
+    res = CliRunner().invoke(app, ["data", "synth", "seal", "--teacher", "fake:", "--fields",
+                                   str(bad), "--out", str(tmp_path / "o2")])  # fmt: skip
+    assert res.exit_code == 2 and f"{bad}:2" in res.output
+    assert not (tmp_path / "o2").exists()
