@@ -174,8 +174,7 @@ class AnswerCache:
     def _load(self, path: Path) -> None:
         if path.is_dir():
             raise InputError("the teacher cache is a directory, expected a file", path=path)
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists():  # made with its first answer
             return
         raw = path.read_bytes()
         *complete, tail = raw.split(b"\n")
@@ -218,6 +217,7 @@ class AnswerCache:
             if self.path is None:
                 return
             line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("ab") as fh:
                 fh.write(line)
                 fh.flush()
