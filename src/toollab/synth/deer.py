@@ -155,6 +155,8 @@ def _text_field(rec: Record, d: dict[str, Any], key: str, required: bool = True)
         return ""
     if not isinstance(value, str):
         raise rec.error(f"{key!r} must be a string, got {type(value).__name__}")
+    if key in ("api_name", "name_for_model") and not value.strip():
+        raise rec.error(f"{key!r} is empty")
     return value
 
 
