@@ -90,6 +90,8 @@ Please check whether the user's call meets the following conditions:
 Please give your answer [YES] or [NO], without additional output.
 """
 _FUNCTION = "API function: "
+#: answer length of the second-pass check: a verdict is "[YES]" or "[NO]"
+CHECK_MAX_TOKENS = 32
 _EXAMPLE_START = '{"query": '
 
 #: stage names under which teacher answers are counted
@@ -321,7 +323,12 @@ async def write_examples(tools: Sequence[DeerTool], teacher: Teacher) -> list[De
             )
             got = await teacher.ask(
                 STAGE_CHECK,
-                lambda a: teacher.request_for(check_prompt, system=CHECK_SYSTEM, attempt=a),
+                lambda a: teacher.request_for(
+                    check_prompt,
+                    system=CHECK_SYSTEM,
+                    attempt=a,
+                    max_tokens=min(CHECK_MAX_TOKENS, teacher.config.max_tokens),
+                ),
                 parse_verdict,
                 attempts=1,
             )
