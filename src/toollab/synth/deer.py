@@ -451,6 +451,14 @@ def build(
     counts: Counter[str] = Counter()
     seen_samples = _samples(seen, rng)
     if config.mode == "mix" and clusters is None:
+        try:
+            import sklearn.cluster  # noqa: F401
+        except ImportError:
+            raise UsageError(
+                "the mix of intra- and inter-class candidates clusters the tools with "
+                "scikit-learn and an embedding model: install toollab's [dense] extra, or "
+                "use --mode random"
+            ) from None
         clusters = ToolClusters.fit(
             [Tool.build(name=t.api_name, description=t.description_for_human) for t in seen],
             m=config.clusters,
