@@ -153,10 +153,11 @@ class Script:
             return f"selected_apis = {names}\ntask_description = ['A plan.']"
         if prompt.startswith("Please use APIs in api_list"):
             origin = prompt.split("origin_api_calling = ")[-1].split("\noutput:")[0]
-            self.fill_seen[origin] += 1
-            if self.fill_seen[origin] == 1:
-                return "I am sorry, I cannot help with that."
             calls = ast.literal_eval(origin.replace("___", "'Paris'"))
+            key = "/".join(c["api"] for c in calls)  # skeletons vary between attempts
+            self.fill_seen[key] += 1
+            if self.fill_seen[key] == 1:
+                return "I am sorry, I cannot help with that."
             if len(calls) > 1:
                 first = next(iter(calls[1]["parameters"]))
                 calls[1]["parameters"][first] = calls[0]["responses"][0]
@@ -298,3 +299,24 @@ def test_cli_runs_and_reports_rejections(tmp_path: Path, seal_dir: Path) -> None
                                    str(bad), "--out", str(tmp_path / "o2")])  # fmt: skip
     assert res.exit_code == 2 and f"{bad}:2" in res.output
     assert not (tmp_path / "o2").exists()
+
+
+def test_starts_from_a_tools_file(tmp_path: Path, seal_dir: Path) -> None:
+    teacher = Teacher(FakeModel(fn=Script()), TeacherConfig(model="fake:"), cache=None)
+    report = seal.run(
+        tmp_path / "out",
+        teacher,
+        seal.SealConfig(split="dev", difficult=2),
+        tools_path=seal_dir / "tool.jsonl",
+        max_tools=6,
+    )
+    counts = report["counts"]
+    assert counts["tools"] == 6 and counts["easy"] == 6 and counts["difficult"] == 2
+    assert "seal.tools" not in report["teacher_stats"]["checks"]
+    data = load_dataset(tmp_path / "out", "seal-tools")
+    assert len(data.instances) == 8
+    bad = tmp_path / "tool.jsonl"
+    bad.write_text(json.dumps({**released_tools(seal_dir)[0], "responses": {}}) + "\n")
+    with pytest.raises(InputError, match="no responses") as err:
+        seal.read_tools(bad)
+    assert err.value.line == 1

@@ -206,6 +206,12 @@ def seal_cmd(
     fields: Path | None = typer.Option(
         None, "--fields", help="Start from this field.jsonl instead of generating fields."
     ),
+    tools: Path | None = typer.Option(
+        None, "--tools", help="Start from this tool.jsonl (value pools, instances) instead."
+    ),
+    max_tools: int | None = typer.Option(
+        None, "--max-tools", min=1, help="Use the first N tools of --tools."
+    ),
     split: str = typer.Option("train", "--split", help="Name of the split written."),
     max_fields: int | None = typer.Option(None, "--max-fields", min=1, help="Keep N fields."),
     max_subfields: int | None = typer.Option(
@@ -258,7 +264,7 @@ def seal_cmd(
         max_tokens=max_tokens,
         temperature=temperature,
     ) as t:
-        report = seal.run(out, t, config, fields, exclude)
+        report = seal.run(out, t, config, fields, exclude, tools, max_tools)
     _finish(report, out, as_json)
 
 

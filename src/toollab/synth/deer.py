@@ -316,6 +316,7 @@ async def write_examples(tools: Sequence[DeerTool], teacher: Teacher) -> list[De
             return DeerTool(tool.api_name, tool.description_for_human, tool.description_for_model)
         api_function, examples, line_problems = answer.value
         problems.update(line_problems)
+        teacher.stats.accepted[f"{STAGE_EXAMPLES}.lines"] += len(examples)
 
         async def verdict(ex: dict[str, str]) -> bool:
             check_prompt = CHECK_PROMPT.format(

@@ -7,7 +7,8 @@ counted by check and reason):
    pair asks for a field list (the first ``[...]`` of the answer, newlines removed, must be a JSON
    list of strings).  Fields named in at least two lists are kept (``min_field_count``).
 2. **Subfields** per field (a JSON list of strings; "Weather" is added under "Environment").
-   ``--fields field.jsonl`` starts here from given fields and subfields instead.
+   ``--fields field.jsonl`` starts here from given fields and subfields instead, and
+   ``--tools tool.jsonl`` at stage 4 with given tools.
 3. **Tools** per (field, subfield): the prompt's in-context example is always ``getTemperature``;
    the answer is split on blank lines and the first ``{...}`` of each chunk read as JSON; a tool
    must pass ``api_check`` (six keys, ``required`` within ``parameters``, typed parameters and
@@ -491,6 +492,10 @@ def finetune_records(
     return out
 
 
+async def _nothing() -> None:
+    return None
+
+
 # -- input, output, the whole run -------------------------------------------------------------
 def read_fields(path: Path) -> dict[str, list[str]]:
     """Seal-Tools' ``field.jsonl``: one ``{"Field": ["Subfield", ...]}`` object per line."""
@@ -504,6 +509,20 @@ def read_fields(path: Path) -> dict[str, list[str]]:
     if not out:
         raise InputError("no fields in the file", path=path)
     return out
+
+
+def read_tools(path: Path) -> list[dict[str, Any]]:
+    """Seal-Tools' ``tool.jsonl``; every tool must pass ``api_check`` (against its own field)."""
+    tools: list[dict[str, Any]] = []
+    for rec in read_records(path):
+        d = require_object(rec)
+        problem = api_problem(d, str(d.get("field")))
+        if problem:
+            raise rec.error(f"not a Seal-Tools tool: {problem}")
+        tools.append(d)
+    if not tools:
+        raise InputError("no tools in the file", path=path)
+    return tools
 
 
 def _norm(text: str) -> str:
@@ -537,6 +556,8 @@ def run(
     config: SealConfig | None = None,
     fields_path: Path | None = None,
     exclude_paths: Sequence[Path] = (),
+    tools_path: Path | None = None,
+    max_tools: int | None = None,
 ) -> dict[str, Any]:
     """Every stage, then the files; the report (written as ``report.json`` too).  A teacher that
     goes down writes the report with ``"complete": false`` and raises
@@ -548,9 +569,17 @@ def run(
     for p in exclude_paths:
         banned |= read_queries(p)
     given = read_fields(fields_path) if fields_path is not None else None
+    given_tools = read_tools(tools_path)[:max_tools] if tools_path is not None else None
 
     async def stages() -> str | None:
-        if given is None:
+        if given_tools is not None:  # start at the value pools with these tools
+            state.tools = given_tools
+            for t in given_tools:
+                f, _, sub = str(t["field"]).partition("/")
+                subs = state.fields.setdefault(f, [])
+                if sub not in subs:
+                    subs.append(sub)
+        elif given is None:
             await make_fields(teacher, config, state)
         else:
             names = list(given)[: config.max_fields] if config.max_fields else list(given)
@@ -559,7 +588,10 @@ def run(
                 for n in names
             }
         for name, stage in (
-            ("tools", lambda: make_tools(teacher, config, state)),
+            (
+                "tools",
+                lambda: make_tools(teacher, config, state) if given_tools is None else _nothing(),
+            ),
             ("value pools", lambda: make_pools(teacher, state)),
             ("easy instances", lambda: make_easy(teacher, config, state)),
             ("difficult instances", lambda: make_difficult(teacher, config, state)),
