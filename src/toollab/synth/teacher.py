@@ -330,7 +330,8 @@ class Teacher:
                 }
                 self.stats.prompt_tokens += usage["prompt_tokens"]
                 self.stats.completion_tokens += usage["completion_tokens"]
-                self.cache.put(key, out.text, usage)
+                # the write and its fsync run off the event loop: other requests go on meanwhile
+                await asyncio.to_thread(self.cache.put, key, out.text, usage)
                 return out.text
             self._consecutive_failures += 1
             self.stats.failures[reason] += 1
