@@ -332,3 +332,15 @@ def test_cli_bad_source_exits_2(tmp_path: Path) -> None:
     assert res.exit_code == 2
     assert f"{bad}:1" in res.output and "example 0" in res.output
     assert not (tmp_path / "o").exists()
+
+
+def test_excluded_queries_never_enter_training(tools: list[deer.DeerTool]) -> None:
+    small = tools[:40]
+    config = deer.DeerConfig(seen=30, mode="random", nosearch=0)
+    plain = deer.build(small, config)
+    banned = [r["conversations"][0]["value"] for r in plain.train[:5]]
+    guarded = deer.build(small, config, exclude_queries=[f"  {q.upper()} " for q in banned])
+    queries = {r["conversations"][0]["value"] for r in [*guarded.train, *guarded.valid]}
+    assert queries.isdisjoint(banned)
+    assert len(guarded.train) == len(plain.train) - 5
+    assert guarded.counts["dropped_test_queries"] == {"train": 5}
