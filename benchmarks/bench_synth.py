@@ -24,6 +24,7 @@ import asyncio
 import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -111,7 +112,9 @@ def bench_throughput(
     reqs = [helper.request_for(p, attempt=0) for p in prompts]
     times: dict[str, list[float]] = {"direct": [], "teacher": []}
     stats: dict[str, Any] = {}
-    asyncio.run(direct(model, reqs[:1], 1))  # warm the server up
+    # warm the server up with a prompt of neither set (the server reuses the last prompt's
+    # prefix: warming up with the first request would favour whichever run comes first)
+    asyncio.run(direct(model, [helper.request_for("Say hello.", attempt=0)], 1))
     for r in range(repeats):
         for way in ("direct", "teacher") if r % 2 == 0 else ("teacher", "direct"):
             if way == "direct":
@@ -135,6 +138,9 @@ def bench_throughput(
         "direct_requests_per_s": round(direct_rps, 3),
         "teacher_requests_per_s": round(teacher_rps, 3),
         "ratio": round(teacher_rps / direct_rps, 3),
+        "ratio_of_medians": round(
+            statistics.median(times["direct"]) / statistics.median(times["teacher"]), 3
+        ),
         "teacher_tokens": {
             "prompt": stats["prompt_tokens"],
             "completion": stats["completion_tokens"],
