@@ -315,6 +315,8 @@ def test_starts_from_a_tools_file(tmp_path: Path, seal_dir: Path) -> None:
     assert "seal.tools" not in report["teacher_stats"]["checks"]
     data = load_dataset(tmp_path / "out", "seal-tools")
     assert len(data.instances) == 8
+    # five offered tools each, gold included, whatever BM25 finds for the query
+    assert all(len(i.tools) == 5 and not i.metadata["gold_not_offered"] for i in data.instances)
     bad = tmp_path / "tool.jsonl"
     bad.write_text(json.dumps({**released_tools(seal_dir)[0], "responses": {}}) + "\n")
     with pytest.raises(InputError, match="no responses") as err:

@@ -452,8 +452,9 @@ async def make_difficult(teacher: Teacher, config: SealConfig, state: SealState)
 def finetune_records(
     instances: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], config: SealConfig
 ) -> list[dict[str, Any]]:
-    """``dataset_for_finetune``: top-k retrieved tools, gold injected over the lowest-ranked
-    non-gold ones, retriever order kept; the target is the ``repr`` of the calling list."""
+    """``dataset_for_finetune``: top-k retrieved tools (padded at random when the retriever
+    finds fewer), gold injected over the lowest-ranked non-gold ones, retriever order kept; the
+    target is the ``repr`` of the calling list."""
     from toollab.retrieval import get_retriever
     from toollab.tools.formats import seal_to_tool
 
@@ -467,7 +468,11 @@ def finetune_records(
     for inst in instances:
         hits = [h.name for h in retriever.retrieve(inst["query"], config.top_k)]
         gold = list(dict.fromkeys(c["api"] for c in inst["calling"]))
-        names = hits[: config.top_k]
+        names = list(dict.fromkeys(hits))[: config.top_k]
+        if len(names) < config.top_k:  # BM25 finds only tools sharing a word: pad at random
+            rest = [t["api_name"] for t in tools if t["api_name"] not in names]
+            rng = random.Random(f"{config.seed}-offered-{inst['id']}")
+            names += rng.sample(rest, min(len(rest), config.top_k - len(names)))
         for g in gold:
             if g in names:
                 continue
