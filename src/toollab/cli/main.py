@@ -19,6 +19,7 @@ _COMMAND_MODULES = [
     "toollab.cli.data_cmd",
     "toollab.cli.generate_cmd",
     "toollab.cli.sft_cmd",
+    "toollab.cli.synth_cmd",
     "toollab.cli.tools_cmd",
     "toollab.cli.chat_cmd",
     "toollab.cli.retrieve_cmd",
