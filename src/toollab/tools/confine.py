@@ -1,0 +1,442 @@
+"""The OS boundary around confined tool calls.
+
+:func:`boundary` probes once what this machine can enforce and says so (:class:`Boundary`):
+
+* **bubblewrap** (``bwrap``, Debian package ``bubblewrap``): the tool runs in new PID, network,
+  IPC, UTS and mount namespaces, sees a filesystem made of the system's read-only directories
+  (``/usr``, the Python installation, the ``sys.path`` entries) plus the workspace (read-write)
+  and an empty ``/tmp``, with all capabilities dropped and ``no_new_privs``.  Under root the
+  tool runs as uid 65534 (``nobody``), so that ``RLIMIT_NPROC`` binds.
+* **process** (no usable bubblewrap): a fresh process with a clean environment, its own session,
+  the resource limits, a network namespace when the kernel allows one (else no network isolation
+  but the audit hook's), uid 65534 under root.  The filesystem view is *not* limited: writes
+  outside the workspace are refused by the audit hook only (a second line that hostile code can
+  get past) and by file permissions.
+
+:class:`Zygote` is one confined process (:mod:`toollab.tools._zygote`) that serves calls one at a
+time; :func:`dumps` turns a callable and its arguments into the request it runs (module-level
+functions by reference, nested functions and lambdas by value).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib
+import io
+import json
+import os
+import pickle
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import time
+import types
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toollab.tools import _zygote
+
+#: the unprivileged user confined tools run as when toollab runs as root
+NOBODY = 65534
+_HEADER = struct.Struct("!Q")
+_ZYGOTE = Path(_zygote.__file__).resolve()
+_SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime")
+_ETC_NETWORK = (
+    "/etc/resolv.conf",
+    "/etc/hosts",
+    "/etc/nsswitch.conf",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+)
+
+
+class BoundaryError(RuntimeError):
+    """The confined process could not be started or broke the protocol."""
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """What the OS enforces around confined tools on this machine."""
+
+    #: ``"bubblewrap"`` or ``"process"``
+    mechanism: str
+    #: is the filesystem view limited to the workspace (plus read-only system directories)?
+    filesystem: bool
+    #: does the tool get its own PID namespace (every process it starts is killed with it)?
+    pid_namespace: bool
+    #: can the network be cut by a namespace (else only by the audit hook)?
+    network_namespace: bool
+    #: the user confined tools run as (``None``: the caller's own)
+    run_as: int | None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def complete(self) -> bool:
+        return self.filesystem and self.pid_namespace and self.network_namespace
+
+    def describe(self) -> str:
+        """One line for people: what holds and what does not."""
+        if self.mechanism == "bubblewrap":
+            text = "bubblewrap (own filesystem view, PID and network namespaces, no capabilities)"
+        else:
+            parts = ["a separate process with limits and a clean environment"]
+            parts.append(
+                "a network namespace" if self.network_namespace else "NO network namespace"
+            )
+            parts.append("NO filesystem confinement (audit hook only)")
+            text = "; ".join(parts)
+        if self.run_as is not None:
+            text += f", as uid {self.run_as}"
+        return text
+
+
+def _is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def _system_args() -> list[str]:
+    args = ["--ro-bind", "/usr", "/usr"]
+    for d in _SYSTEM_DIRS:
+        if os.path.islink(d):
+            args += ["--symlink", os.readlink(d), d]
+        elif os.path.isdir(d):
+            args += ["--ro-bind", d, d]
+    return args
+
+
+def bwrap_argv(
+    workdir: Path, read_only: Iterable[str], *, network: bool, die_with_parent: bool = False
+) -> list[str]:
+    """The ``bwrap`` command line (without the program) for a tool confined to ``workdir``."""
+    exe = shutil.which("bwrap")
+    if exe is None:
+        raise BoundaryError("bubblewrap (bwrap) is not installed")
+    argv = [exe, "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+    argv += ["--unshare-cgroup-try"]
+    if not network:
+        argv.append("--unshare-net")
+    if _is_root():
+        # no user namespace: keep only what dropping to the sandbox user needs
+        argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        argv.append("--unshare-user")
+    if die_with_parent:
+        argv.append("--die-with-parent")
+    argv += _system_args()
+    for f in _ETC_FILES + (_ETC_NETWORK if network else ()):
+        argv += ["--ro-bind-try", f, f]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
+    made: set[str] = {"/", "/usr", "/tmp", "/proc", "/dev", "/etc"}
+    binds = _minimal(read_only)
+    for p in [*binds, str(workdir)]:
+        # the directories on the way are made world-searchable (bubblewrap makes them 0700)
+        for parent in reversed(Path(p).parents):
+            if str(parent) not in made:
+                made.add(str(parent))
+                argv += ["--perms", "0755", "--dir", str(parent)]
+    for p in binds:
+        argv += ["--ro-bind-try", p, p]
+    # "/" first: under root the workspace belongs to the sandbox user, whom the process becomes
+    # only later (it cannot enter it before, without capabilities)
+    argv += ["--bind", str(workdir), str(workdir), "--chdir", "/" if _is_root() else str(workdir)]
+    argv += ["--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin"]
+    argv += ["--setenv", "HOME", str(workdir), "--setenv", "LANG", "C.UTF-8"]
+    return argv
+
+
+def _minimal(paths: Iterable[str]) -> list[str]:
+    """``paths`` without those inside another one or inside ``/usr`` (already bound)."""
+    out: list[str] = []
+    for p in sorted({os.path.realpath(p) for p in paths if p}):
+        if p in ("/", "") or p.startswith("/usr/") or p == "/usr":
+            continue
+        if any(p == q or p.startswith(q.rstrip("/") + "/") for q in out):
+            continue
+        out.append(p)
+    return out
+
+
+def python_paths() -> list[str]:
+    """What the confined interpreter must see read-only: the Python installation, the virtual
+    environment and the ``sys.path`` entries (the current directory excluded)."""
+    cwd = os.path.realpath(os.getcwd())
+    found = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    found.add(os.path.dirname(os.path.realpath(sys.executable)))
+    found.add(str(_ZYGOTE))
+    for entry in sys.path:
+        if not entry or os.path.realpath(entry) == cwd or not os.path.exists(entry):
+            continue
+        found.add(entry)
+    return sorted(found)
+
+
+@functools.lru_cache(maxsize=1)
+def boundary() -> Boundary:
+    """Probe (once) what confines tools here: see the module docs."""
+    run_as = NOBODY if _is_root() else None
+    notes: list[str] = []
+    exe = shutil.which("bwrap")
+    if exe is not None:
+        try:
+            argv = [*bwrap_argv(Path("/tmp"), [], network=False), "--", "/bin/sh", "-c", "exit 0"]
+            done = subprocess.run(argv, capture_output=True, timeout=20, check=False)
+            if done.returncode == 0:
+                return Boundary("bubblewrap", True, True, True, run_as)
+            err = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            notes.append(
+                "bubblewrap cannot run here: " + (err[-1] if err else f"exit {done.returncode}")
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            notes.append(f"bubblewrap cannot run here: {exc}")
+    else:
+        notes.append("bubblewrap (bwrap) is not installed")
+    return Boundary("process", False, False, _network_namespace_works(), run_as, tuple(notes))
+
+
+def _network_namespace_works() -> bool:
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the probe child
+        try:
+            code = 0 if _zygote._enter_network_namespace() == "namespace" else 1
+        except BaseException:
+            code = 1
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def processes_of(uid: int) -> int:
+    """How many processes ``uid`` runs now (what ``RLIMIT_NPROC`` counts)."""
+    n = 0
+    with contextlib.suppress(OSError):
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                with contextlib.suppress(OSError):
+                    if os.stat(f"/proc/{entry}").st_uid == uid:
+                        n += 1
+    return n
+
+
+# -- requests ------------------------------------------------------------------------------------------
+def _global_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
+
+
+def _by_reference(fn: types.FunctionType) -> bool:
+    if fn.__module__ in (None, "__main__") or "<" in fn.__qualname__:
+        return False
+    obj: Any = sys.modules.get(fn.__module__)
+    for part in fn.__qualname__.split("."):
+        obj = getattr(obj, part, None)
+    return obj is fn
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles functions that cannot be found by name (nested functions, lambdas, ``__main__``)
+    by value, and notes every module the request needs imported."""
+
+    def __init__(self, file: io.BytesIO) -> None:
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.modules: dict[str, str | None] = {}
+
+    def _note(self, name: Any) -> None:
+        if isinstance(name, str) and name not in self.modules and name != "__main__":
+            mod = sys.modules.get(name)
+            self.modules[name] = getattr(mod, "__file__", None) if mod is not None else None
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, types.ModuleType):
+            self._note(obj.__name__)
+            return importlib.import_module, (obj.__name__,)
+        if isinstance(obj, type | types.FunctionType | types.BuiltinFunctionType):
+            self._note(getattr(obj, "__module__", None))
+        if isinstance(obj, types.FunctionType) and not _by_reference(obj):
+            return self._function(obj)
+        return NotImplemented
+
+    @staticmethod
+    def _function(fn: types.FunctionType) -> Any:
+        values: dict[str, Any] | None = None
+        if fn.__module__ == "__main__" or fn.__module__ not in sys.modules:
+            g = fn.__globals__
+            values = {n: g[n] for n in _global_names(fn.__code__) if n in g}
+        cells = None
+        if fn.__closure__ is not None:
+            cells = tuple(c.cell_contents for c in fn.__closure__)
+        import marshal
+
+        return _zygote.rebuild_function, (
+            marshal.dumps(fn.__code__),
+            fn.__module__,
+            values,
+            fn.__name__,
+            fn.__defaults__,
+            fn.__kwdefaults__,
+            cells,
+        )
+
+
+def dumps(
+    fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[bytes, list[tuple[str, str | None]]]:
+    """The pickled call and the ``(module, file)`` pairs the confined process must import."""
+    buf = io.BytesIO()
+    pickler = _Pickler(buf)
+    try:
+        pickler.dump((fn, args, kwargs))
+    except (pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError) as exc:
+        raise BoundaryError(
+            f"the tool or its arguments cannot be sent to the sandbox: {type(exc).__name__}: {exc}"
+        ) from None
+    return buf.getvalue(), [(n, f) for n, f in pickler.modules.items() if n != "_toollab_zygote"]
+
+
+# -- the confined process ----------------------------------------------------------------------------
+def _write_frame(fd: int, data: bytes) -> None:
+    _zygote.write_frame(fd, data)
+
+
+class Zygote:
+    """One confined process that runs calls one at a time (see :mod:`toollab.tools._zygote`)."""
+
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        network: bool,
+        read_only: Iterable[str],
+        start_timeout: float = 30.0,
+    ) -> None:
+        self.workdir = workdir
+        self.network = network
+        self.read_only = frozenset(_minimal(read_only))
+        self.boundary = boundary()
+        python = [sys.executable, "-I", "-B", str(_ZYGOTE)]
+        bwrap = self.boundary.mechanism == "bubblewrap"
+        argv = (
+            [*bwrap_argv(workdir, self.read_only, network=network), "--", *python]
+            if bwrap
+            else python
+        )
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(workdir), "LANG": "C.UTF-8"}
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=None if os.environ.get("TOOLLAB_SANDBOX_DEBUG") else subprocess.DEVNULL,
+            cwd="/",
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+        )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._in = self.proc.stdin.fileno()
+        self._out = self.proc.stdout.fileno()
+        setup = {
+            "sys_path": [p for p in sys.path if p and os.path.exists(p)],
+            "drop_to": self.boundary.run_as,
+            "network": network,
+            "bwrap": bwrap,
+            "own_pid_namespace": bwrap,
+        }
+        try:
+            _write_frame(self._in, pickle.dumps(setup))
+            hello = json.loads(self._read(time.monotonic() + start_timeout, 4096))
+        except (OSError, ValueError, BoundaryError) as exc:
+            self.kill()
+            raise BoundaryError(f"the sandbox process did not start: {exc}") from None
+        if not isinstance(hello, dict) or not hello.get("ready"):
+            self.kill()
+            raise BoundaryError("the sandbox process did not start")
+        #: ``"namespace"``, ``"allowed"`` or ``"none"`` (no network namespace could be made)
+        self.network_isolation = str(hello.get("network"))
+        self.alive = True
+
+    def covers(self, files: Iterable[str]) -> bool:
+        """Can this process see every one of ``files``?"""
+        if self.boundary.mechanism != "bubblewrap":
+            return True
+        for f in files:
+            real = os.path.realpath(f)
+            if real.startswith("/usr/"):
+                continue
+            if not any(real == p or real.startswith(p.rstrip("/") + "/") for p in self.read_only):
+                return False
+        return True
+
+    def _read_exact(self, n: int, deadline: float) -> bytes:
+        parts: list[bytes] = []
+        while n:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            ready, _, _ = select.select([self._out], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(self._out, min(n, 1 << 20))
+            if not chunk:
+                raise BoundaryError("the sandbox process ended")
+            parts.append(chunk)
+            n -= len(chunk)
+        return b"".join(parts)
+
+    def _read(self, deadline: float, limit: int) -> bytes:
+        (size,) = _HEADER.unpack(self._read_exact(_HEADER.size, deadline))
+        if size > limit:
+            raise BoundaryError(f"the sandbox process sent {size} bytes (limit {limit})")
+        return self._read_exact(size, deadline)
+
+    def call(
+        self, request: dict[str, Any], deadline: float, limit: int
+    ) -> tuple[dict[str, Any], bytes]:
+        """Send one request; the reply's status and the tool's JSON payload.  Raises
+        :class:`TimeoutError` past ``deadline`` (the process is then killed)."""
+        try:
+            _write_frame(self._in, pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))
+            meta = json.loads(self._read(deadline, 65536))
+            data = self._read(deadline, limit)
+        except BaseException:
+            self.kill()
+            raise
+        if not isinstance(meta, dict):
+            self.kill()
+            raise BoundaryError("the sandbox process broke the protocol")
+        return meta, data
+
+    def kill(self) -> None:
+        """Kill the process and everything it started."""
+        self.alive = False
+        pid = self.proc.pid
+        # bubblewrap's first child is init of the tool's PID namespace: killing it kills them all
+        with contextlib.suppress(OSError):
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as fh:
+                    for child in fh.read().split():
+                        with contextlib.suppress(OSError):
+                            os.kill(int(child), signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            self.proc.kill()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=5)
+
+    def close(self) -> None:
+        """End the process (it kills what is left of its calls when its input closes)."""
+        if self.alive:
+            self.kill()
