@@ -33,6 +33,7 @@ import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 import types
 from collections.abc import Callable, Iterable
@@ -134,7 +135,9 @@ def bwrap_argv(
         argv += ["--ro-bind-try", f, f]
     argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
     made: set[str] = {"/", "/usr", "/tmp", "/proc", "/dev", "/etc"}
-    binds = _minimal(read_only)
+    work = str(workdir).rstrip("/") + "/"
+    # a read-only directory that holds the workspace would show its neighbours: left out
+    binds = [p for p in _minimal(read_only) if not work.startswith(p.rstrip("/") + "/")]
     for p in [*binds, str(workdir)]:
         # the directories on the way are made world-searchable (bubblewrap makes them 0700)
         for parent in reversed(Path(p).parents):
@@ -166,12 +169,15 @@ def _minimal(paths: Iterable[str]) -> list[str]:
 def python_paths() -> list[str]:
     """What the confined interpreter must see read-only: the Python installation, the virtual
     environment and the ``sys.path`` entries (the current directory excluded)."""
-    cwd = os.path.realpath(os.getcwd())
+    # never the current directory, a script's directory that is a shared one (/tmp, home) or a
+    # root: functions defined there travel by value, and what else is there stays unseen
+    skip = {os.path.realpath(p) for p in (os.getcwd(), "/", tempfile.gettempdir(), "/tmp")}
+    skip |= {os.path.realpath(p) for p in ("/var/tmp", "/dev/shm", os.path.expanduser("~"))}
     found = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     found.add(os.path.dirname(os.path.realpath(sys.executable)))
     found.add(str(_ZYGOTE))
     for entry in sys.path:
-        if not entry or os.path.realpath(entry) == cwd or not os.path.exists(entry):
+        if not entry or os.path.realpath(entry) in skip or not os.path.exists(entry):
             continue
         found.add(entry)
     return sorted(found)
