@@ -395,7 +395,7 @@ def _child(request: dict[str, Any], out_fd: int) -> None:  # pragma: no cover - 
             data = json.dumps(payload, ensure_ascii=False).encode("utf-8", "surrogatepass")
         except BaseException as exc:
             data = json.dumps(_failure(exc)).encode("utf-8")
-        _write_all(out_fd, data)
+        _write_all(out_fd, _HEADER.pack(len(data)) + data)
     except BaseException:
         code = 70
     finally:
@@ -482,46 +482,68 @@ def _run_call(request: dict[str, Any], own_pid_namespace: bool, stdin_fd: int) -
         os.close(read_fd)
         _child(request, write_fd)
     os.close(write_fd)
+    os.set_blocking(read_fd, False)
     cap = int(request["max_result"])
     deadline = time.monotonic() + float(request["timeout"])
-    chunks: list[bytes] = []
-    size = 0
+    buf = bytearray()
+    expected: int | None = None
+    status: int | None = None
     why: str | None = None
     try:
+        # the result is one frame; processes the tool started may hold the pipe open, so the end
+        # is the complete frame or the child's exit, never the pipe's end of file
         while True:
+            if status is None:
+                done, st = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    status = st
+            try:
+                chunk: bytes | None = os.read(read_fd, 1 << 16)
+            except BlockingIOError:
+                chunk = None
+            if chunk:
+                buf += chunk
+                if expected is None and len(buf) >= _HEADER.size:
+                    expected = _HEADER.unpack(bytes(buf[: _HEADER.size]))[0]
+                if len(buf) > cap + _HEADER.size or (expected is not None and expected > cap):
+                    why = "result_size"
+                    break
+                if expected is not None and len(buf) >= _HEADER.size + expected:
+                    break
+                continue
+            if chunk == b"" or status is not None:
+                break
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 why = "timeout"
                 break
-            ready, _, _ = select.select([read_fd, stdin_fd], [], [], remaining)
+            ready, _, _ = select.select([read_fd, stdin_fd], [], [], min(remaining, 0.02))
             if stdin_fd in ready and not os.read(stdin_fd, 1 << 16):
                 why = "parent"  # the parent is gone
                 break
-            if read_fd not in ready:
-                continue
-            chunk = os.read(read_fd, 1 << 16)
-            if not chunk:
-                break
-            size += len(chunk)
-            if size > cap:
-                why = "result_size"
-                break
-            chunks.append(chunk)
     finally:
         os.close(read_fd)
-        if why is not None:
+        complete = why is None and expected is not None and len(buf) >= _HEADER.size + expected
+        if status is None:
+            # killed also after a complete result: the child's work is done (it may be a tool
+            # that wrote a result itself and carries on)
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-        _, status = os.waitpid(pid, 0)
+            _, status = os.waitpid(pid, 0)
+            if complete:
+                status = 0
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
         _kill_leftovers(own_pid_namespace)
     if why == "parent":
         os._exit(0)
-    reply: dict[str, Any] = {"status": status, "data": b"".join(chunks)}
+    data = b""
+    if expected is not None and len(buf) >= _HEADER.size + expected:
+        data = bytes(buf[_HEADER.size : _HEADER.size + expected])
+    reply: dict[str, Any] = {"status": status, "data": data}
     if why is not None:
         reply["killed"] = why
-        reply["size"] = size
+        reply["size"] = len(buf)
     return reply
 
 
