@@ -578,7 +578,7 @@ def main() -> None:  # pragma: no cover - runs in its own process
             sys.path.insert(0, entry)
     network = "allowed"
     if not setup.get("network"):
-        network = "namespace" if setup.get("bwrap") else _enter_network_namespace()
+        network = "namespace" if setup.get("network_ready") else _enter_network_namespace()
     drop = setup.get("drop_to")
     if drop is not None:  # root inside the boundary: become the unprivileged sandbox user
         os.setgroups([])

@@ -77,10 +77,19 @@ class Boundary:
     #: the user confined tools run as (``None``: the caller's own)
     run_as: int | None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: without bubblewrap: the ``unshare`` command line that gives the PID (and network)
+    #: namespace, ``-n`` left out (added per sandbox)
+    unshare: tuple[str, ...] = ()
 
     @property
     def complete(self) -> bool:
         return self.filesystem and self.pid_namespace and self.network_namespace
+
+    @property
+    def safe(self) -> bool:
+        """Can a hostile tool be kept from signalling or tracing the caller's processes?  (Its
+        own PID namespace, or another user than the caller.)  Without it nothing runs confined."""
+        return self.pid_namespace or self.run_as is not None
 
     def describe(self) -> str:
         """One line for people: what holds and what does not."""
@@ -88,6 +97,7 @@ class Boundary:
             text = "bubblewrap (own filesystem view, PID and network namespaces, no capabilities)"
         else:
             parts = ["a separate process with limits and a clean environment"]
+            parts.append("a PID namespace" if self.pid_namespace else "NO PID namespace")
             parts.append(
                 "a network namespace" if self.network_namespace else "NO network namespace"
             )
@@ -185,11 +195,14 @@ def python_paths() -> list[str]:
 
 @functools.lru_cache(maxsize=1)
 def boundary() -> Boundary:
-    """Probe (once) what confines tools here: see the module docs."""
+    """Probe (once) what confines tools here: see the module docs.  ``TOOLLAB_NO_BWRAP=1`` in the
+    environment makes toollab ignore bubblewrap (to see or test what holds without it)."""
     run_as = NOBODY if _is_root() else None
     notes: list[str] = []
     exe = shutil.which("bwrap")
-    if exe is not None:
+    if os.environ.get("TOOLLAB_NO_BWRAP"):
+        notes.append("bubblewrap switched off (TOOLLAB_NO_BWRAP is set)")
+    elif exe is not None:
         try:
             argv = [*bwrap_argv(Path("/tmp"), [], network=False), "--", "/bin/sh", "-c", "exit 0"]
             done = subprocess.run(argv, capture_output=True, timeout=20, check=False)
@@ -203,7 +216,56 @@ def boundary() -> Boundary:
             notes.append(f"bubblewrap cannot run here: {exc}")
     else:
         notes.append("bubblewrap (bwrap) is not installed")
-    return Boundary("process", False, False, _network_namespace_works(), run_as, tuple(notes))
+    if run_as is not None and not all(_others_can_read(p) for p in python_paths()):
+        # the Python installation is closed to other users (e.g. under /root): the tools keep
+        # the caller's uid, and RLIMIT_NPROC does not bind root
+        notes.append("Python is not readable by other users: tools run as root")
+        run_as = None
+    unshare = _unshare_prefix()
+    network = bool(unshare) and _works([*unshare, "-n", "--", "/bin/sh", "-c", "exit 0"])
+    network = network or _network_namespace_works()
+    if not unshare:
+        notes.append("no PID namespace (unshare --pid failed)")
+    fence = Boundary("process", False, bool(unshare), network, run_as, tuple(notes), unshare)
+    if not fence.safe:
+        notes.append(
+            "tools would run as you without a PID namespace: nothing runs confined here "
+            "(install bubblewrap, or trust the tools)"
+        )
+        fence = Boundary("process", False, False, network, run_as, tuple(notes))
+    return fence
+
+
+def _works(argv: list[str]) -> bool:
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def _unshare_prefix() -> tuple[str, ...]:
+    """``unshare`` with a new PID namespace whose init is the program (and a user namespace when
+    not root), if that works here."""
+    exe = shutil.which("unshare")
+    if exe is None:
+        return ()
+    argv = [exe] + ([] if _is_root() else ["-r"])
+    argv += ["--pid", "--fork", "--kill-child", "--mount-proc"]
+    return tuple(argv) if _works([*argv, "--", "/bin/sh", "-c", "exit 0"]) else ()
+
+
+def _others_can_read(path: str) -> bool:
+    """Can a user other than the owner reach ``path`` (every directory on the way searchable)?"""
+    p = Path(os.path.realpath(path))
+    for part in [p, *p.parents]:
+        try:
+            mode = part.stat().st_mode
+        except OSError:
+            return False
+        if part.is_dir() and not mode & 0o001:
+            return False
+    return True
 
 
 def _network_namespace_works() -> bool:
@@ -329,12 +391,17 @@ class Zygote:
         self.read_only = frozenset(_minimal(read_only))
         self.boundary = boundary()
         python = [sys.executable, "-I", "-B", str(_ZYGOTE)]
+        if not self.boundary.safe:
+            raise BoundaryError("; ".join(self.boundary.notes))
         bwrap = self.boundary.mechanism == "bubblewrap"
-        argv = (
-            [*bwrap_argv(workdir, self.read_only, network=network), "--", *python]
-            if bwrap
-            else python
-        )
+        unshare = list(self.boundary.unshare)
+        if bwrap:
+            argv = [*bwrap_argv(workdir, self.read_only, network=network), "--", *python]
+        elif unshare:
+            net = ["-n"] if not network and self.boundary.network_namespace else []
+            argv = [*unshare, *net, "--", *python]
+        else:
+            argv = python
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(workdir), "LANG": "C.UTF-8"}
         self.proc = subprocess.Popen(
             argv,
@@ -353,8 +420,8 @@ class Zygote:
             "sys_path": [p for p in sys.path if p and os.path.exists(p)],
             "drop_to": self.boundary.run_as,
             "network": network,
-            "bwrap": bwrap,
-            "own_pid_namespace": bwrap,
+            "network_ready": bwrap or bool(unshare and self.boundary.network_namespace),
+            "own_pid_namespace": bwrap or bool(unshare),
         }
         try:
             _write_frame(self._in, pickle.dumps(setup))

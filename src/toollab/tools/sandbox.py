@@ -471,10 +471,6 @@ class Sandbox:
             resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
             resource.setrlimit(resource.RLIMIT_NOFILE, (self.max_open_files, self.max_open_files))
             resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-            if run_as is not None and fence.mechanism != "bubblewrap":
-                os.setgroups([])
-                os.setresgid(run_as, run_as, run_as)
-                os.setresuid(run_as, run_as, run_as)
 
         start = time.perf_counter()
         proc = subprocess.Popen(
