@@ -298,6 +298,11 @@ class Sandbox:
         }
 
     def _acquire(self, files: list[str]) -> Zygote:
+        fence = self.confinement
+        if not fence.safe:
+            raise SandboxError(
+                "nothing can run confined here: " + "; ".join(fence.notes), "refused"
+            )
         with self._lock:
             if self._closed:
                 raise SandboxError("the sandbox is closed", "refused")
