@@ -223,3 +223,31 @@ def test_commands(box: Sandbox, listener: int) -> None:
         [sys.executable, "-c", "import sys; print(sys.stdin.read().upper())"], input="abc"
     )
     assert fed.stdout.strip() == "ABC"
+
+
+def _read_env(name: str) -> str | None:
+    return os.environ.get(name)
+
+
+def test_the_environment_is_clean_but_for_what_is_passed(tmp_path: Path) -> None:
+    os.environ["TOOLLAB_TEST_PARENT_ONLY"] = "parent"
+    try:
+        with Sandbox(tmp_path / "w", env={"GREETING": "hello"}, timeout=10) as box:
+            assert box.run_callable(_read_env, "GREETING") == "hello"
+            assert box.run_callable(_read_env, "TOOLLAB_TEST_PARENT_ONLY") is None
+            assert box.run_callable(_read_env, "HOME") == str(box.workdir)
+            assert box.describe() == box.confinement.describe()
+    finally:
+        del os.environ["TOOLLAB_TEST_PARENT_ONLY"]
+
+
+def test_results_over_the_cap_are_refused(tmp_path: Path) -> None:
+    with Sandbox(tmp_path / "w", max_result_bytes=4096, timeout=10) as box:
+        assert box.run_callable(_repeat, 1000) == "x" * 1000
+        with pytest.raises(SandboxError) as info:
+            box.run_callable(_repeat, 10_000)
+        assert info.value.kind == "result_size" and "4096 bytes" in str(info.value)
+
+
+def _repeat(n: int) -> str:
+    return "x" * n

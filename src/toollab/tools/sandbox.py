@@ -306,8 +306,9 @@ class Sandbox:
         with self._lock:
             if self._closed:
                 raise SandboxError("the sandbox is closed", "refused")
+            self._idle = [z for z in self._idle if z.alive and z.proc.poll() is None]
             for i, z in enumerate(self._idle):
-                if z.alive and z.covers(files):
+                if z.covers(files):
                     return self._idle.pop(i)
         try:
             return Zygote(self.workdir, network=self.network, read_only=[*python_paths(), *files])
