@@ -516,6 +516,29 @@ def test_chat_runs_a_tool_file_confined_by_default(
     assert SECRET in trusted.output  # the opt-in really is in-process
 
 
+def test_chat_reads_a_tool_file_in_the_sandbox(tmp_path: Path) -> None:
+    marker = tmp_path / "module-level-code-ran.txt"
+    tools = tmp_path / "loud_tools.py"
+    tools.write_text(
+        HOSTILE_TOOLS
+        + "\ntry:\n"
+        + f"    open({str(marker)!r}, 'w').write(os.environ.get('OPENAI_API_KEY', ''))\n"
+        + "except OSError:\n    pass\n"
+    )
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["done"]))
+    args = ["chat", "--model", f"fake:{script}", "--tools", str(tools), "--template", "json"]
+    result = CliRunner().invoke(app, args, input="/exit\n", env={"OPENAI_API_KEY": SECRET})
+    assert result.exit_code == 0, result.output
+    assert "tools: peek" in result.output
+    if FENCE.filesystem:
+        assert not marker.exists()  # the module ran in the sandbox, not here
+    broken = tmp_path / "broken_tools.py"
+    broken.write_text("from toollab.tools import tool\n\n@tool\ndef f(:\n    pass\n")
+    bad = CliRunner().invoke(app, ["chat", "--model", f"fake:{script}", "--tools", str(broken)])
+    assert bad.exit_code == 2 and "syntax error" in bad.output and "Traceback" not in bad.output
+
+
 # -- schemas: no network because of a $ref ---------------------------------------------------------------
 def test_a_remote_ref_is_a_problem_and_never_fetched(
     tmp_path: Path, listener: tuple[int, list[int]]

@@ -7,8 +7,9 @@ answers without a call (or ``--max-steps`` is reached).  ``/reset`` clears the c
 (``--constrained``, the default) on backends that support it, so even the bundled 135M model
 makes well-formed calls.
 
-The tools of a Python ``--tools`` file run confined by default: each call the model makes runs
-behind the sandbox's OS boundary (:class:`~toollab.tools.sandbox.Sandbox`: bubblewrap where
+The tools of a Python ``--tools`` file run confined by default: the file is read in the sandbox
+(its module-level code never runs in this process) and each call the model makes runs behind the
+sandbox's OS boundary (:class:`~toollab.tools.sandbox.Sandbox`: bubblewrap where
 available, a clean environment, no network, resource limits, results capped), in a workspace
 directory (``--workspace``, else a temporary one).  ``--trust-tools`` runs them in this process
 instead, unconfined, for your own code only.  The first line says which mode is in force.
@@ -32,6 +33,7 @@ from toollab.parsing import ParseResult
 from toollab.schema import Tool, ToolCall
 from toollab.templates import Template
 from toollab.tools import Executor, Sandbox, ToolPool
+from toollab.tools.toolfile import load_confined
 
 
 def _plain(value: Any) -> Any:
@@ -188,10 +190,17 @@ def _load_tools(
     """The tools of ``path`` and an executor for them: confined unless ``trust``."""
     if path is None:
         return [], None
-    pool = ToolPool.load(path)
-    if trust:
-        return list(pool.tools), Executor(pool)
-    return list(pool.tools), Executor(pool, confine=True, sandbox=Sandbox(workspace))
+    if trust or path.suffix.lower() != ".py":
+        pool = ToolPool.load(path)  # schemas only, or the user's own trusted module
+        return list(pool.tools), Executor(pool, confine=not trust)
+    # the file is read in the sandbox too: its module-level code never runs in this process
+    box = Sandbox(workspace)
+    try:
+        pool = load_confined(path, box)
+    except BaseException:
+        box.close()
+        raise
+    return list(pool.tools), Executor(pool, confine=True, sandbox=box)
 
 
 def tools_mode(executor: Executor | None) -> str:

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from toollab.tools import _zygote
+from toollab.tools.toolfile import FileTool, module_name
 
 #: the unprivileged user confined tools run as when toollab runs as root
 NOBODY = 65534
@@ -324,6 +325,9 @@ class _Pickler(pickle.Pickler):
             self.modules[name] = getattr(mod, "__file__", None) if mod is not None else None
 
     def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, FileTool):  # a tool file read in the sandbox: it imports it once
+            self.modules.setdefault(module_name(obj.path), obj.path)
+            return NotImplemented
         if isinstance(obj, types.ModuleType):
             self._note(obj.__name__)
             return importlib.import_module, (obj.__name__,)

@@ -331,14 +331,16 @@ class Sandbox:
         kwargs: Mapping[str, Any] | None = None,
         *,
         timeout: float | None = None,
+        read_only: Sequence[str] = (),
     ) -> tuple[Any, list[str]]:
-        """Like :meth:`run_callable`, also returning the notes on converted result values."""
+        """Like :meth:`run_callable`, also returning the notes on converted result values;
+        ``read_only`` names files the call needs to see (read-only) beyond its own modules."""
         wall = self.timeout if timeout is None else timeout
         try:
             payload, modules = dumps(fn, tuple(args), dict(kwargs or {}))
         except BoundaryError as exc:
             raise SandboxError(str(exc), "refused") from None
-        files = [f for _, f in modules if f]
+        files = [f for _, f in modules if f] + [str(f) for f in read_only]
         request = {
             "call": payload,
             "preload": modules,
