@@ -251,3 +251,14 @@ def test_results_over_the_cap_are_refused(tmp_path: Path) -> None:
 
 def _repeat(n: int) -> str:
     return "x" * n
+
+
+def _many(n: int) -> list[int]:
+    return list(range(n))
+
+
+def test_results_with_too_many_values_are_refused(tmp_path: Path) -> None:
+    with Sandbox(tmp_path / "w", max_result_bytes=100_000_000, timeout=20) as box:
+        with pytest.raises(SandboxError) as info:
+            box.run_callable(_many, 1_100_000)
+        assert info.value.kind == "result_size" and "1,000,000 values" in str(info.value)

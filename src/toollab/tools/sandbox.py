@@ -411,6 +411,8 @@ class Sandbox:
             )
         if etype == "SandboxViolation":
             raise SandboxError(text, "refused", etype)
+        if etype == "ResultTooLarge":
+            raise SandboxError(text, "result_size", etype)
         raise SandboxError(text, "exception", etype)
 
     # -- commands ------------------------------------------------------------------------------------
