@@ -566,6 +566,84 @@ def _enter_network_namespace() -> str:
     return "none"
 
 
+# -- Landlock (without bubblewrap) -------------------------------------------------------------------
+_SYS_LANDLOCK_CREATE_RULESET = 444
+_SYS_LANDLOCK_ADD_RULE = 445
+_SYS_LANDLOCK_RESTRICT_SELF = 446
+_PR_SET_NO_NEW_PRIVS = 38
+_LANDLOCK_RULE_PATH_BENEATH = 1
+_FS_EXECUTE = 1 << 0
+_FS_WRITE_FILE = 1 << 1
+_FS_READ_FILE = 1 << 2
+_FS_READ_DIR = 1 << 3
+_FS_REFER = 1 << 13
+_FS_TRUNCATE = 1 << 14
+_FILE_RIGHTS = _FS_EXECUTE | _FS_WRITE_FILE | _FS_READ_FILE | _FS_TRUNCATE
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version (0: not available)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        version = int(libc.syscall(_SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), 1))
+    except (OSError, AttributeError):
+        return 0
+    return max(version, 0)
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def landlock(read: list[str], write: list[str]) -> int:
+    """Restrict this process and its children to reading (and executing) ``read`` and to full
+    access to ``write``; every other path is closed.  Returns the ABI used (0: not applied)."""
+    abi = landlock_abi()
+    if abi < 1:
+        return 0
+    handled = (1 << 13) - 1
+    if abi >= 2:
+        handled |= _FS_REFER
+    if abi >= 3:
+        handled |= _FS_TRUNCATE
+    libc = ctypes.CDLL(None, use_errno=True)
+    attr = ctypes.c_uint64(handled)
+    ruleset = int(
+        libc.syscall(
+            _SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(8), ctypes.c_uint32(0)
+        )
+    )
+    if ruleset < 0:
+        return 0
+    reading = _FS_EXECUTE | _FS_READ_FILE | _FS_READ_DIR
+    try:
+        for paths, rights in ((read, reading), (write, handled)):
+            for path in paths:
+                try:
+                    fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+                except OSError:
+                    continue
+                try:
+                    allowed = rights if os.path.isdir(path) else rights & _FILE_RIGHTS
+                    rule = _PathBeneath(allowed & handled, fd)
+                    libc.syscall(
+                        _SYS_LANDLOCK_ADD_RULE,
+                        ctypes.c_int(ruleset),
+                        ctypes.c_int(_LANDLOCK_RULE_PATH_BENEATH),
+                        ctypes.byref(rule),
+                        ctypes.c_uint32(0),
+                    )
+                finally:
+                    os.close(fd)
+        libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        if libc.syscall(_SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)):
+            return 0
+    finally:
+        os.close(ruleset)
+    return abi
+
+
 def main() -> None:  # pragma: no cover - runs in its own process
     stdin_fd, stdout_fd = 0, os.dup(1)
     os.dup2(2, 1)  # stray prints must not corrupt the frames
@@ -584,6 +662,8 @@ def main() -> None:  # pragma: no cover - runs in its own process
         os.setgroups([])
         os.setresgid(drop, drop, drop)
         os.setresuid(drop, drop, drop)
+    fence = setup.get("landlock")
+    landlocked = landlock(fence["read"], fence["write"]) if fence else 0
     own_pid_namespace = bool(setup.get("own_pid_namespace")) and os.getpid() < 10
     if not own_pid_namespace:
         with contextlib.suppress(OSError, AttributeError):
@@ -597,6 +677,7 @@ def main() -> None:  # pragma: no cover - runs in its own process
                 "uid": os.getuid(),
                 "network": network,
                 "own_pid_namespace": own_pid_namespace,
+                "landlock": landlocked,
             }
         ).encode(),
     )

@@ -81,6 +81,8 @@ class Boundary:
     #: without bubblewrap: the ``unshare`` command line that gives the PID (and network)
     #: namespace, ``-n`` left out (added per sandbox)
     unshare: tuple[str, ...] = ()
+    #: without bubblewrap: the kernel's Landlock ABI (0: none), which limits the filesystem
+    landlock: int = 0
 
     @property
     def complete(self) -> bool:
@@ -102,7 +104,12 @@ class Boundary:
             parts.append(
                 "a network namespace" if self.network_namespace else "NO network namespace"
             )
-            parts.append("NO filesystem confinement (audit hook only)")
+            parts.append(
+                f"Landlock (ABI {self.landlock}): the workspace, read-only system and Python "
+                "directories, nothing else"
+                if self.landlock
+                else "NO filesystem confinement (audit hook only)"
+            )
             text = "; ".join(parts)
         if self.run_as is not None:
             text += f", as uid {self.run_as}"
@@ -161,7 +168,8 @@ def bwrap_argv(
     # only later (it cannot enter it before, without capabilities)
     argv += ["--bind", str(workdir), str(workdir), "--chdir", "/" if _is_root() else str(workdir)]
     argv += ["--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin"]
-    argv += ["--setenv", "HOME", str(workdir), "--setenv", "LANG", "C.UTF-8"]
+    argv += ["--setenv", "HOME", str(workdir), "--setenv", "TMPDIR", str(workdir)]
+    argv += ["--setenv", "LANG", "C.UTF-8"]
     return argv
 
 
@@ -227,7 +235,12 @@ def boundary() -> Boundary:
     network = network or _network_namespace_works()
     if not unshare:
         notes.append("no PID namespace (unshare --pid failed)")
-    fence = Boundary("process", False, bool(unshare), network, run_as, tuple(notes), unshare)
+    abi = 0 if os.environ.get("TOOLLAB_NO_LANDLOCK") else _zygote.landlock_abi()
+    if not abi:
+        notes.append("no Landlock: the filesystem is not confined")
+    fence = Boundary(
+        "process", bool(abi), bool(unshare), network, run_as, tuple(notes), unshare, abi
+    )
     if not fence.safe:
         notes.append(
             "tools would run as you without a PID namespace: nothing runs confined here "
@@ -235,6 +248,11 @@ def boundary() -> Boundary:
         )
         fence = Boundary("process", False, False, network, run_as, tuple(notes))
     return fence
+
+
+#: what a confined process may read without bubblewrap (besides Python and the tool's files)
+_LANDLOCK_READ = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/proc", "/dev")
+_LANDLOCK_READ_FILES = ("/etc/ld.so.cache", "/etc/localtime")
 
 
 def _works(argv: list[str]) -> bool:
@@ -406,7 +424,12 @@ class Zygote:
             argv = [*unshare, *net, "--", *python]
         else:
             argv = python
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(workdir), "LANG": "C.UTF-8"}
+        env = {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(workdir),
+            "TMPDIR": str(workdir),
+            "LANG": "C.UTF-8",
+        }
         self.proc = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,
@@ -420,7 +443,14 @@ class Zygote:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._in = self.proc.stdin.fileno()
         self._out = self.proc.stdout.fileno()
+        fence = None
+        if not bwrap and self.boundary.landlock:
+            fence = {
+                "read": [*_LANDLOCK_READ, *_LANDLOCK_READ_FILES, *sorted(self.read_only)],
+                "write": [str(workdir), "/dev/null"],
+            }
         setup = {
+            "landlock": fence,
             "sys_path": [p for p in sys.path if p and os.path.exists(p)],
             "drop_to": self.boundary.run_as,
             "network": network,
@@ -442,7 +472,7 @@ class Zygote:
 
     def covers(self, files: Iterable[str]) -> bool:
         """Can this process see every one of ``files``?"""
-        if self.boundary.mechanism != "bubblewrap":
+        if not self.boundary.filesystem:
             return True
         for f in files:
             real = os.path.realpath(f)
