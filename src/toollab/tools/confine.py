@@ -8,10 +8,13 @@
   and an empty ``/tmp``, with all capabilities dropped and ``no_new_privs``.  Under root the
   tool runs as uid 65534 (``nobody``), so that ``RLIMIT_NPROC`` binds.
 * **process** (no usable bubblewrap): a fresh process with a clean environment, its own session,
-  the resource limits, a network namespace when the kernel allows one (else no network isolation
-  but the audit hook's), uid 65534 under root.  The filesystem view is *not* limited: writes
-  outside the workspace are refused by the audit hook only (a second line that hostile code can
-  get past) and by file permissions.
+  the resource limits, a PID namespace (``unshare --pid``) and a network namespace where the
+  kernel allows them, uid 65534 under root when the Python installation is readable by others,
+  and **Landlock** where the kernel has it: reading only the system and Python directories and
+  the tool's files, writing only the workspace.  Without Landlock the filesystem is *not*
+  confined (the audit hook refuses Python-level writes outside the workspace, a second line that
+  hostile code gets past).  Where a tool would run as the caller without a PID namespace,
+  nothing runs confined (:attr:`Boundary.safe`).
 
 :class:`Zygote` is one confined process (:mod:`toollab.tools._zygote`) that serves calls one at a
 time; :func:`dumps` turns a callable and its arguments into the request it runs (module-level
