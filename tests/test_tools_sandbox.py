@@ -223,3 +223,74 @@ def test_commands(box: Sandbox, listener: int) -> None:
         [sys.executable, "-c", "import sys; print(sys.stdin.read().upper())"], input="abc"
     )
     assert fed.stdout.strip() == "ABC"
+
+
+def _read_env(name: str) -> str | None:
+    return os.environ.get(name)
+
+
+def test_the_environment_is_clean_but_for_what_is_passed(tmp_path: Path) -> None:
+    os.environ["TOOLLAB_TEST_PARENT_ONLY"] = "parent"
+    try:
+        with Sandbox(tmp_path / "w", env={"GREETING": "hello"}, timeout=10) as box:
+            assert box.run_callable(_read_env, "GREETING") == "hello"
+            assert box.run_callable(_read_env, "TOOLLAB_TEST_PARENT_ONLY") is None
+            assert box.run_callable(_read_env, "HOME") == str(box.workdir)
+            assert box.describe() == box.confinement.describe()
+    finally:
+        del os.environ["TOOLLAB_TEST_PARENT_ONLY"]
+
+
+def test_results_over_the_cap_are_refused(tmp_path: Path) -> None:
+    with Sandbox(tmp_path / "w", max_result_bytes=4096, timeout=10) as box:
+        assert box.run_callable(_repeat, 1000) == "x" * 1000
+        with pytest.raises(SandboxError) as info:
+            box.run_callable(_repeat, 10_000)
+        assert info.value.kind == "result_size" and "4096 bytes" in str(info.value)
+
+
+def _repeat(n: int) -> str:
+    return "x" * n
+
+
+def _many(n: int) -> list[int]:
+    return list(range(n))
+
+
+def test_results_with_too_many_values_are_refused(tmp_path: Path) -> None:
+    with Sandbox(tmp_path / "w", max_result_bytes=100_000_000, timeout=20) as box:
+        with pytest.raises(SandboxError) as info:
+            box.run_callable(_many, 1_100_000)
+        assert info.value.kind == "result_size" and "1,000,000 values" in str(info.value)
+
+
+def test_nothing_runs_unconfined_where_no_boundary_is_safe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toollab.tools import sandbox as sandbox_module
+    from toollab.tools.confine import Boundary
+
+    unsafe = Boundary("process", False, False, False, None, ("no PID namespace",))
+    assert not unsafe.safe and "NO filesystem confinement" in unsafe.describe()
+    monkeypatch.setattr(sandbox_module, "boundary", lambda: unsafe)
+    with Sandbox(tmp_path / "w", timeout=10) as box, pytest.raises(SandboxError) as info:
+        box.run_callable(_repeat, 3)
+    assert info.value.kind == "refused" and "nothing can run confined here" in str(info.value)
+    assert not (tmp_path / "w" / "x").exists()
+
+
+def test_chat_says_when_the_boundary_is_partial(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toollab.cli.chat_cmd import tools_mode
+    from toollab.tools import Executor, ToolPool
+    from toollab.tools import sandbox as sandbox_module
+    from toollab.tools.confine import Boundary
+
+    pool = ToolPool()
+    pool.add(_repeat)
+    partial = Boundary("process", False, True, True, None, ("bubblewrap is not installed",))
+    monkeypatch.setattr(sandbox_module, "boundary", lambda: partial)
+    with Executor(pool, confine=True) as ex:
+        line = tools_mode(ex)
+    assert "confinement is partial here (bubblewrap is not installed)" in line
+    assert "NO filesystem confinement" in line
+    assert "unconfined (--trust-tools)" in tools_mode(Executor(pool))

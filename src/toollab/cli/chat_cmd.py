@@ -6,6 +6,13 @@ answers without a call (or ``--max-steps`` is reached).  ``/reset`` clears the c
 ``/exit`` (or end of input) leaves.  Answers are decoded under the tools' JSON Schema
 (``--constrained``, the default) on backends that support it, so even the bundled 135M model
 makes well-formed calls.
+
+The tools of a Python ``--tools`` file run confined by default: the file is read in the sandbox
+(its module-level code never runs in this process) and each call the model makes runs behind the
+sandbox's OS boundary (:class:`~toollab.tools.sandbox.Sandbox`: bubblewrap where
+available, a clean environment, no network, resource limits, results capped), in a workspace
+directory (``--workspace``, else a temporary one).  ``--trust-tools`` runs them in this process
+instead, unconfined, for your own code only.  The first line says which mode is in force.
 """
 
 from __future__ import annotations
@@ -25,7 +32,8 @@ from toollab.models.policy import CallPolicy, PolicyOutcome, run_policy
 from toollab.parsing import ParseResult
 from toollab.schema import Tool, ToolCall
 from toollab.templates import Template
-from toollab.tools import Executor, ToolPool
+from toollab.tools import Executor, Sandbox, ToolPool
+from toollab.tools.toolfile import load_confined
 
 
 def _plain(value: Any) -> Any:
@@ -176,11 +184,43 @@ class ChatSession:
         return None
 
 
-def _load_tools(path: Path | None) -> tuple[list[Tool], Executor | None]:
+def _load_tools(
+    path: Path | None, *, trust: bool = False, workspace: Path | None = None
+) -> tuple[list[Tool], Executor | None]:
+    """The tools of ``path`` and an executor for them: confined unless ``trust``."""
     if path is None:
         return [], None
-    pool = ToolPool.load(path)
-    return list(pool.tools), Executor(pool)
+    if trust or path.suffix.lower() != ".py":
+        pool = ToolPool.load(path)  # schemas only, or the user's own trusted module
+        return list(pool.tools), Executor(pool, confine=not trust)
+    # the file is read in the sandbox too: its module-level code never runs in this process
+    box = Sandbox(workspace)
+    try:
+        pool = load_confined(path, box)
+    except BaseException:
+        box.close()
+        raise
+    return list(pool.tools), Executor(pool, confine=True, sandbox=box)
+
+
+def tools_mode(executor: Executor | None) -> str:
+    """How the loaded tools run, in one line (rich markup)."""
+    if executor is None:
+        return "no tools"
+    if not any(executor.pool.entry(n).executable for n in executor.pool.names):
+        return "tool schemas only: nothing runs"
+    if not executor.confine:
+        return "[bold yellow]tools run in this process, unconfined (--trust-tools)[/]"
+    box = executor.sandbox
+    fence = box.confinement
+    line = f"tools run confined: {fence.describe()}; workspace {box.workdir}"
+    if not fence.complete:
+        why = "; ".join(fence.notes) or "the kernel does not allow more"
+        line = (
+            f"[bold yellow]{line}[/]\n[yellow]confinement is partial here ({why}): "
+            "install bubblewrap (apt-get install bubblewrap) for a filesystem boundary[/]"
+        )
+    return line
 
 
 def register(app: typer.Typer) -> None:
@@ -228,13 +268,26 @@ def register(app: typer.Typer) -> None:
             help="Constrained: the first answer to each message must call a tool (later ones may "
             "answer); --no-require-call lets the model answer at once.",
         ),
+        trust_tools: bool = typer.Option(
+            False,
+            "--trust-tools",
+            help="Run the tools of a Python --tools file in this process, unconfined: they can "
+            "read your environment and files and use the network. Only for your own code; by "
+            "default each call runs in the sandbox (bubblewrap, no network, limits).",
+        ),
+        workspace: Path | None = typer.Option(
+            None,
+            "--workspace",
+            help="Directory the confined tools work in (default: a temporary one, removed at "
+            "the end).",
+        ),
     ) -> None:
         """Chat with a model that can call tools: see its calls, their results and the answer."""
         from toollab.models.registry import load_model
         from toollab.templates import get_template
 
         tpl = get_template(template)
-        tools, executor = _load_tools(tools_file)
+        tools, executor = _load_tools(tools_file, trust=trust_tools, workspace=workspace)
         with console.status(f"loading {model}"):
             m = load_model(model)
         tpl = tpl.with_model(m)  # `chat`: the model's own chat template
@@ -260,6 +313,7 @@ def register(app: typer.Typer) -> None:
         console.print(
             f"[bold]{m.name}[/] · template {template} · tools: {names} · {mode}", highlight=False
         )
+        console.print(tools_mode(executor), highlight=False)
         console.print("[dim]/reset clears the conversation, /exit leaves[/]")
         try:
             while True:
@@ -280,3 +334,7 @@ def register(app: typer.Typer) -> None:
                 session.turn(text)
         finally:
             m.close()
+            if executor is not None:
+                if executor.confine:
+                    executor.sandbox.close()  # its processes; a temporary workspace is removed
+                executor.close()

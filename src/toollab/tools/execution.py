@@ -15,18 +15,26 @@ an earlier call's output through a :class:`~toollab.schema.Ref`, or through a Se
 * a tool's exception becomes the observation ``{"error": "ValueError: ..."}``; a call that runs
   longer than its timeout (default 10 s) gives a timeout observation; a call whose dependency
   failed fails with a reason naming it;
-* tools registered with ``sandboxed=True`` run through a :class:`~toollab.tools.sandbox.Sandbox`;
+* tools registered with ``sandboxed=True`` — and every tool when the executor is made with
+  ``confine=True`` — run behind the OS boundary of a :class:`~toollab.tools.sandbox.Sandbox`;
 * outputs are made JSON-serialisable (:func:`~toollab.tools.jsonable.to_jsonable`), each
-  conversion noted on the result.
+  conversion noted on the result; an output larger than ``max_result_bytes`` (as JSON) is an
+  error of kind ``result``.
 
-A timed-out synchronous tool cannot be stopped inside the process: its thread (a daemon thread)
-runs on and its result is dropped.  Use ``sandboxed=True`` for tools that must be killed.
+Nothing a tool does escapes as an exception: whatever it raises (``KeyboardInterrupt`` and
+``SystemExit`` included) and whatever it returns (a list that contains itself, a 5,000-digit
+integer, an object whose ``str()`` raises) becomes an observation.  In-process tools, sync and
+async alike, run on worker threads (async ones on their own event loop), so a tool stuck in a CPU
+loop never blocks the executor's loop and its timeout is reported on time; such a thread cannot be
+stopped inside the process, though: it runs on and its result is dropped.  Confined tools are
+killed, with everything they started.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import threading
 import time
@@ -36,7 +44,7 @@ from typing import Any
 
 from toollab.errors import UnknownToolError
 from toollab.schema import Ref, ToolCall, dependencies, levels, link_calls
-from toollab.tools.jsonable import to_jsonable
+from toollab.tools.jsonable import ResultTooLarge, to_jsonable
 from toollab.tools.pool import PoolEntry, ToolPool
 from toollab.tools.sandbox import Sandbox, SandboxError
 from toollab.tools.validation import validate_arguments
@@ -51,6 +59,7 @@ ERROR_KINDS = (
     "exception",  # the tool raised
     "timeout",  # the tool ran longer than its timeout
     "sandbox",  # the sandbox stopped the tool (CPU, memory, refused operation, crash)
+    "result",  # the tool's output is too large
 )
 
 
@@ -256,9 +265,10 @@ class Executor:
 
     ``timeout`` is the per-call limit in seconds (``None``: no limit; a tool's own ``timeout``
     wins); ``max_workers`` bounds how many calls run at once; ``parallel`` overrides the pool's
-    flag; ``validate=False`` skips argument validation; ``sandbox`` is used for ``sandboxed``
-    tools (default: a :class:`Sandbox` with a fresh working directory, created when first needed
-    and removed by :meth:`close`).
+    flag; ``validate=False`` skips argument validation; ``confine=True`` runs *every* tool in the
+    sandbox, not only those marked ``sandboxed``; ``sandbox`` is the one used (default: a
+    :class:`Sandbox` with a fresh working directory, created when first needed and removed by
+    :meth:`close`); ``max_result_bytes`` caps an output's JSON size.
     """
 
     def __init__(
@@ -270,9 +280,15 @@ class Executor:
         parallel: bool | None = None,
         validate: bool = True,
         sandbox: Sandbox | None = None,
+        confine: bool = False,
+        max_result_bytes: int = 1_000_000,
     ) -> None:
         if timeout is not None and timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
+        if max_result_bytes < 1:
+            raise ValueError(f"max_result_bytes must be positive, got {max_result_bytes}")
+        self.confine = confine
+        self.max_result_bytes = max_result_bytes
         self.pool = pool
         self.timeout = timeout
         self.max_workers = max_workers or min(32, (os.cpu_count() or 1) + 4)
@@ -287,7 +303,9 @@ class Executor:
     @property
     def sandbox(self) -> Sandbox:
         if self._sandbox is None:
-            self._sandbox = Sandbox(timeout=self.timeout or 30.0)
+            self._sandbox = Sandbox(
+                timeout=self.timeout or 30.0, max_result_bytes=max(1024, self.max_result_bytes)
+            )
             self._own_sandbox = True
         return self._sandbox
 
@@ -417,11 +435,27 @@ class Executor:
                     output, notes = await self._invoke(entry, args, timeout)
                 finally:
                     res.duration = time.perf_counter() - start
-            res.output = to_jsonable(output, notes)
+            res.output = self._checked(output, notes)
             res.notes = notes
         except _Failure as exc:
             res.error, res.error_kind = str(exc), exc.kind
+        except Exception as exc:  # a last line: the executor promises observations, not raises
+            res.error, res.error_kind = _describe(exc), "exception"
         return res
+
+    def _checked(self, output: Any, notes: list[str]) -> Any:
+        """The output as JSON data within ``max_result_bytes``, else a ``result`` failure."""
+        try:
+            value = to_jsonable(output, notes)
+            size = len(json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+        except ResultTooLarge as exc:
+            raise _Failure("result", f"the output is too large: {exc}") from None
+        if size > self.max_result_bytes:
+            raise _Failure(
+                "result",
+                f"the output is too large: {size:,} bytes of JSON (limit {self.max_result_bytes:,})",
+            )
+        return value
 
     async def _invoke(
         self, entry: PoolEntry, args: dict[str, Any], timeout: float | None
@@ -433,7 +467,7 @@ class Executor:
             )
         limit = timeout
         try:
-            if entry.sandboxed:
+            if entry.sandboxed or self.confine:
                 sandbox = self.sandbox
                 limit = timeout if timeout is not None else sandbox.timeout
 
@@ -443,21 +477,25 @@ class Executor:
                 value, notes = await self._in_thread(boxed, entry.tool.name)
                 return value, list(notes)
             if entry.is_async:
-                return await _bounded(fn(**args), timeout), []
+                # its own loop on a worker thread: a CPU-bound coroutine cannot hold ours past
+                # its timeout
+                def run_async() -> Any:
+                    return asyncio.run(_await(fn(**args)))
+
+                return await _bounded(self._in_thread(run_async, entry.tool.name), timeout), []
             return await _bounded(self._in_thread(lambda: fn(**args), entry.tool.name), timeout), []
         except SandboxError as exc:
             if exc.kind == "timeout":
                 raise _Failure("timeout", f"timed out after {limit:g} s") from None
             if exc.kind == "exception":
                 raise _Failure("exception", str(exc)) from None
+            if exc.kind == "result_size":
+                raise _Failure("result", f"the output is too large: {exc}") from None
             raise _Failure("sandbox", f"{exc.kind}: {exc}") from None
         except _Failure:
             raise
         except Exception as exc:
-            message = str(exc)
-            raise _Failure(
-                "exception", f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-            ) from None
+            raise _Failure("exception", _describe(exc)) from None
 
     @staticmethod
     async def _in_thread(fn: Callable[[], Any], name: str) -> Any:
@@ -476,11 +514,10 @@ class Executor:
         def target() -> None:
             try:
                 value = fn()
-            except BaseException as exc:
-                outcome: tuple[bool, Any] = (
-                    False,
-                    exc if isinstance(exc, Exception) else RuntimeError(repr(exc)),
-                )
+            except Exception as exc:
+                outcome: tuple[bool, Any] = (False, exc)
+            except BaseException as exc:  # KeyboardInterrupt, SystemExit: the tool's, not ours
+                outcome = (False, _Failure("exception", _describe(exc)))
             else:
                 outcome = (True, value)
             # RuntimeError: the run is over (the call timed out and the loop closed)
@@ -489,6 +526,22 @@ class Executor:
 
         threading.Thread(target=target, name=f"toollab-tool-{name}", daemon=True).start()
         return await fut
+
+
+def _describe(exc: BaseException) -> str:
+    """``"Type: message"`` of an exception, even one whose ``str()`` raises."""
+    name = type(exc).__name__
+    try:
+        message = str(exc)
+    except Exception:
+        message = "<the exception's message could not be read>"
+    if len(message) > 2000:
+        message = message[:2000] + f"... ({len(message):,} characters)"
+    return f"{name}: {message}" if message else name
+
+
+async def _await(awaitable: Any) -> Any:
+    return await awaitable
 
 
 async def _bounded(awaitable: Awaitable[Any], timeout: float | None) -> Any:

@@ -1,70 +1,77 @@
-"""A sandbox for tools that touch files or run code.
+"""A sandbox for tools: an OS-level boundary around each call.
 
-:class:`Sandbox` runs a Python callable (:meth:`Sandbox.run_callable`) or a command
-(:meth:`Sandbox.run_command`) in a child process.  What is enforced:
+:class:`Sandbox` runs a Python callable (:meth:`Sandbox.run_callable`) or a program
+(:meth:`Sandbox.run_command`) confined to a workspace.  The boundary is the operating system's
+(see :mod:`toollab.tools.confine`; :attr:`Sandbox.confinement` says what holds on this machine):
 
-* **working directory** — the child runs in ``workdir`` (a fresh temporary directory unless
-  given).  :meth:`Sandbox.resolve_path` (and :func:`resolve_path` inside a sandboxed callable)
-  refuses absolute paths, ``..`` escapes and symlinks that lead outside it.  For callables an audit
-  hook (:func:`sys.addaudithook`) also refuses every Python-level write outside ``workdir``:
-  opening a file for writing, removing, renaming, ``mkdir``, ``chmod``, ``truncate`` ...
-  Reading files elsewhere stays allowed (imports need it).
-* **resources** (kernel-enforced with ``setrlimit``) — ``RLIMIT_CPU`` = ``cpu_seconds`` (the
-  child is killed with SIGXCPU), ``RLIMIT_AS`` = ``memory_mb`` (for callables: on top of the
-  address space the forked child starts with, since it shares the parent's mappings; for commands:
-  absolute), ``RLIMIT_FSIZE`` = ``max_file_mb`` and ``RLIMIT_NOFILE`` = ``max_open_files``.
-  ``timeout`` is a wall-clock limit; the child is killed with SIGKILL when it runs out.
-* **network** (``network=False``, the default) — the child first tries to enter a new, empty
-  network namespace (``unshare(CLONE_NEWNET)``, or ``CLONE_NEWUSER | CLONE_NEWNET`` without
-  root): then no interface but a down loopback exists, for the tool and anything it starts.  On
-  top of that, for callables, the audit hook refuses creating sockets and resolving names with
-  :class:`PermissionError`.  Commands run under ``unshare -n`` (or ``unshare -rn``) with proxy
-  variables cleared; where namespaces are not available, :meth:`run_command` refuses to run with
-  ``network=False`` rather than run unconfined.  :attr:`Sandbox.network_isolation` tells which
-  mechanism is in force.
-* **processes** — a sandboxed callable may not start programs (``subprocess``, ``os.system``,
-  ``os.exec*``, ``os.posix_spawn``) unless ``allow_subprocess=True``: a started program would
-  escape the audit hook.  Use :meth:`run_command` to run programs.
+* **a separate, fresh process** — callables run in a process started from scratch (never a fork
+  of the caller, so no secret the caller holds in memory or in its environment is inherited),
+  with a clean environment (``PATH``, ``HOME``/``TMPDIR`` = the workspace, ``LANG``; ``env``
+  adds variables explicitly).  Each call runs in a child of its own session; when the call ends,
+  however it ends, every process it started is killed (the whole PID namespace under
+  bubblewrap).
+* **filesystem** — under bubblewrap the tool sees the system's directories read-only, the Python
+  installation and ``sys.path`` read-only, an empty ``/tmp`` and the workspace read-write; nothing
+  else exists for it.  Without bubblewrap this does not hold (see :mod:`toollab.tools.confine`).
+  :meth:`Sandbox.resolve_path` (and :func:`resolve_path` inside a tool) refuses absolute paths,
+  ``..`` escapes and symlinks that lead outside the workspace.
+* **resources** (``setrlimit``) — ``RLIMIT_CPU`` = ``cpu_seconds``, ``RLIMIT_AS`` =
+  ``memory_mb`` (on top of what the process starts with), ``RLIMIT_FSIZE`` = ``max_file_mb``,
+  ``RLIMIT_NOFILE`` = ``max_open_files``, ``RLIMIT_NPROC`` = ``max_processes`` more than the
+  sandbox user runs already (under root the tool runs as uid 65534, so that this limit binds).
+  ``timeout`` is a wall-clock limit; the call and all it started are killed when it runs out.
+* **network** (``network=False``, the default) — a new, empty network namespace.
+* **results** — what comes back is JSON (see :func:`toollab.tools.jsonable.to_jsonable`), at most
+  ``max_result_bytes`` of it; a larger result is an error of kind ``result_size``.
 
-The audit hook is a guard against mistakes and ordinary code, not against hostile native code
-(``ctypes`` can bypass it); the resource limits and the network namespace are enforced by the
-kernel.  Results and exceptions come back from the child as JSON through a pipe, so only plain
-data crosses back (see :func:`toollab.tools.jsonable.to_jsonable`).
+An audit hook (:func:`sys.addaudithook`) inside the sandbox refuses Python-level writes outside the
+workspace, starting programs (unless ``allow_subprocess``) and sockets with clear messages; it is a
+second line for ordinary code, not a boundary.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import ctypes
-import inspect
 import json
 import math
 import os
 import resource
-import select
 import shlex
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from toollab.errors import ToolExecutionError
-from toollab.tools.jsonable import to_jsonable
+from toollab.tools.confine import (
+    NOBODY,
+    Boundary,
+    BoundaryError,
+    Zygote,
+    boundary,
+    bwrap_argv,
+    dumps,
+    processes_of,
+    python_paths,
+)
 
-_CLONE_NEWUSER = 0x10000000
-_CLONE_NEWNET = 0x40000000
 _MB = 1024 * 1024
-
-#: the sandbox the current (child) process runs in, if any
-_ACTIVE: Sandbox | None = None
+#: the variable that tells :func:`resolve_path` inside a confined call where its workspace is
+ROOT_VARIABLE = "TOOLLAB_SANDBOX_ROOT"
+_IDLE_PROCESSES = 4
+#: run by a program's launcher inside bubblewrap under root: drop to the sandbox user, enter the
+#: workspace, run the program
+_BECOME = (
+    "import os, sys; u = int(sys.argv[1]); os.setgroups([]); os.setresgid(u, u, u); "
+    "os.setresuid(u, u, u); os.chdir(sys.argv[2]); os.execvp(sys.argv[3], sys.argv[3:])"
+)
 
 
 class SandboxViolation(PermissionError):
@@ -73,7 +80,8 @@ class SandboxViolation(PermissionError):
 
 class SandboxError(ToolExecutionError):
     """A sandboxed run failed.  ``kind`` is one of ``timeout``, ``cpu``, ``memory``,
-    ``file_size``, ``crash``, ``exception``, ``refused``; ``exc_type`` names the tool's exception."""
+    ``file_size``, ``result_size``, ``crash``, ``exception``, ``refused``; ``exc_type`` names the
+    tool's exception."""
 
     def __init__(self, message: str, kind: str, exc_type: str | None = None) -> None:
         self.kind = kind
@@ -127,63 +135,23 @@ def _confine(p: str | os.PathLike[str], root: Path) -> Path:
 
 
 def resolve_path(p: str | os.PathLike[str]) -> Path:
-    """A path for a file tool: inside the active sandbox's working directory (outside a sandbox:
-    inside the current directory).  Absolute paths and escapes raise :class:`SandboxViolation`."""
-    root = _ACTIVE.workdir if _ACTIVE is not None else Path(os.path.realpath(os.getcwd()))
-    return _confine(p, root)
-
-
-def _memory_in_use() -> int:
-    """Bytes of address space this process has mapped (0 when /proc is not there)."""
-    try:
-        with open("/proc/self/statm", encoding="ascii") as fh:
-            return int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
-def _write_id_maps() -> None:
-    """Map our own uid/gid into a fresh user namespace so that files we create keep our owner."""
-    uid, gid = os.getuid(), os.getgid()
-    with contextlib.suppress(OSError):
-        Path("/proc/self/setgroups").write_text("deny")
-    Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
-    Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
-
-
-def _enter_network_namespace() -> bool:
-    """Move this (single-threaded, forked) process into a new, empty network namespace."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-    except OSError:
-        return False
-    if libc.unshare(_CLONE_NEWNET) == 0:
-        return True
-    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET) == 0:
-        with contextlib.suppress(OSError):
-            _write_id_maps()
-        return True
-    return False
-
-
-_NAMESPACE_PROBE: bool | None = None
-_COMMAND_PREFIX: list[str] | None = None
+    """A path for a file tool: inside the sandbox's workspace when called in a confined tool
+    (outside a sandbox: inside the current directory).  Absolute paths and escapes raise
+    :class:`SandboxViolation`."""
+    root = os.environ.get(ROOT_VARIABLE) or os.getcwd()
+    return _confine(p, Path(os.path.realpath(root)))
 
 
 def namespaces_available() -> bool:
-    """Can a forked child enter a new network namespace here?  (Probed once.)"""
-    global _NAMESPACE_PROBE
-    if _NAMESPACE_PROBE is None:
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - runs in the probe child
-            os._exit(0 if _enter_network_namespace() else 1)
-        _, status = os.waitpid(pid, 0)
-        _NAMESPACE_PROBE = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
-    return _NAMESPACE_PROBE
+    """Can confined tools get their own network namespace here?  (Probed once.)"""
+    return boundary().network_namespace
+
+
+_COMMAND_PREFIX: list[str] | None = None
 
 
 def _command_prefix() -> list[str]:
-    """``["unshare", "-n", "--"]`` (or ``-rn``) when that works here, else ``[]``."""
+    """Without bubblewrap: ``["unshare", "-n", "--"]`` (or ``-rn``) when that works, else ``[]``."""
     global _COMMAND_PREFIX
     if _COMMAND_PREFIX is None:
         _COMMAND_PREFIX = []
@@ -202,101 +170,8 @@ def _command_prefix() -> list[str]:
     return list(_COMMAND_PREFIX)
 
 
-_PATH_EVENTS = frozenset(
-    {
-        "os.remove",
-        "os.rmdir",
-        "os.mkdir",
-        "os.chmod",
-        "os.chown",
-        "os.truncate",
-        "os.utime",
-        "os.setxattr",
-        "os.removexattr",
-        "shutil.rmtree",
-    }
-)
-_TWO_PATH_EVENTS = frozenset(
-    {"os.rename", "os.link", "os.symlink", "shutil.copyfile", "shutil.copytree"}
-)
-_PROCESS_EVENTS = frozenset(
-    {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "pty.spawn"}
-)
-_NETWORK_EVENTS = frozenset(
-    {
-        "socket.connect",
-        "socket.bind",
-        "socket.sendto",
-        "socket.sendmsg",
-        "socket.getaddrinfo",
-        "socket.gethostbyname",
-        "socket.gethostbyname_ex",
-        "socket.gethostbyaddr",
-        "socket.getnameinfo",
-    }
-)
-_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
-_ALLOWED_WRITES = frozenset({"/dev/null"})
-
-
-def _audit_hook(
-    root: Path, network: bool, allow_subprocess: bool
-) -> Callable[[str, tuple[Any, ...]], None]:
-    import socket
-
-    busy = [False]
-
-    def check(path: Any, what: str) -> None:
-        if path is None or isinstance(path, int):
-            return
-        text = os.fsdecode(os.fspath(path))
-        real = os.path.realpath(text)
-        if real in _ALLOWED_WRITES or _inside(Path(real), root):
-            return
-        raise SandboxViolation(f"{what} {text!r} is outside the sandbox's working directory")
-
-    def hook(event: str, args: tuple[Any, ...]) -> None:
-        if busy[0]:
-            return
-        busy[0] = True
-        try:
-            if event == "open":
-                path, mode, flags = args
-                writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
-                    isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
-                )
-                if writing:
-                    check(path, "writing")
-            elif event in _PATH_EVENTS:
-                check(args[0], event.split(".")[-1])
-            elif event in _TWO_PATH_EVENTS:
-                if event != "os.symlink":
-                    check(args[0], event.split(".")[-1])
-                check(args[1], event.split(".")[-1])
-            elif event in _PROCESS_EVENTS and not allow_subprocess:
-                raise SandboxViolation(
-                    "starting programs is not allowed in this sandbox (use Sandbox.run_command)"
-                )
-            elif not network and (
-                event in _NETWORK_EVENTS
-                or (event == "socket.__new__" and args[1] != socket.AF_UNIX)
-            ):
-                raise SandboxViolation("network access is disabled in this sandbox")
-        finally:
-            busy[0] = False
-
-    return hook
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
-
-
 class Sandbox:
-    """Runs callables and commands in a confined child process (see the module docs)."""
+    """Runs callables and commands behind an OS-level boundary (see the module docs)."""
 
     def __init__(
         self,
@@ -308,9 +183,22 @@ class Sandbox:
         network: bool = False,
         max_file_mb: int = 64,
         max_open_files: int = 256,
+        max_processes: int = 32,
         allow_subprocess: bool = False,
         max_output_bytes: int = 1_000_000,
+        max_result_bytes: int = 1_000_000,
+        env: Mapping[str, str] | None = None,
     ) -> None:
+        for name, value in (("cpu_seconds", cpu_seconds), ("timeout", timeout)):
+            if value <= 0:
+                raise ValueError(f"{name} must be positive, got {value}")
+        if memory_mb <= 0 or max_file_mb <= 0 or max_open_files <= 3 or max_processes < 1:
+            raise ValueError(
+                "memory_mb, max_file_mb and max_processes must be positive and "
+                "max_open_files above 3"
+            )
+        if max_result_bytes < 1024:
+            raise ValueError("max_result_bytes must be at least 1024")
         if workdir is None:
             self.workdir = Path(os.path.realpath(tempfile.mkdtemp(prefix="toollab-sandbox-")))
             self._owned = True
@@ -319,25 +207,34 @@ class Sandbox:
             path.mkdir(parents=True, exist_ok=True)
             self.workdir = Path(os.path.realpath(path))
             self._owned = False
-        for name, value in (("cpu_seconds", cpu_seconds), ("timeout", timeout)):
-            if value <= 0:
-                raise ValueError(f"{name} must be positive, got {value}")
-        if memory_mb <= 0 or max_file_mb <= 0 or max_open_files <= 3:
-            raise ValueError(
-                "memory_mb and max_file_mb must be positive and max_open_files above 3"
-            )
         self.cpu_seconds = cpu_seconds
         self.memory_mb = memory_mb
         self.timeout = timeout
         self.network = network
         self.max_file_mb = max_file_mb
         self.max_open_files = max_open_files
+        self.max_processes = max_processes
         self.allow_subprocess = allow_subprocess
         self.max_output_bytes = max_output_bytes
+        self.max_result_bytes = max_result_bytes
+        #: variables the tool gets on top of the clean environment (nothing is inherited)
+        self.env = dict(env or {})
+        self._idle: list[Zygote] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        run_as = self.confinement.run_as
+        if run_as is not None:
+            # the tool runs as the sandbox user: the workspace (not what is in it) is handed over
+            with contextlib.suppress(OSError):
+                os.chown(self.workdir, run_as, run_as)
 
     # -- lifecycle -----------------------------------------------------------------------------
     def close(self) -> None:
-        """Remove the working directory if the sandbox created it."""
+        """End the sandbox's processes; remove the working directory if the sandbox created it."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for z in idle:
+            z.close()
         if self._owned and self.workdir.exists():
             shutil.rmtree(self.workdir, ignore_errors=True)
 
@@ -347,13 +244,27 @@ class Sandbox:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            for z in self._idle:
+                z.close()
+
     def __repr__(self) -> str:
         return (
             f"Sandbox({str(self.workdir)!r}, cpu_seconds={self.cpu_seconds}, memory_mb={self.memory_mb}, "
             f"timeout={self.timeout}, network={self.network})"
         )
 
-    # -- paths ---------------------------------------------------------------------------------
+    # -- what holds ----------------------------------------------------------------------------
+    @property
+    def confinement(self) -> Boundary:
+        """What the OS enforces around this sandbox's tools on this machine."""
+        return boundary()
+
+    def describe(self) -> str:
+        """One line: the mechanism and what it does (not) confine."""
+        return self.confinement.describe()
+
     def resolve_path(self, p: str | os.PathLike[str]) -> Path:
         """``p`` inside the working directory; absolute paths and escapes raise
         :class:`SandboxViolation`."""
@@ -361,35 +272,57 @@ class Sandbox:
 
     @property
     def network_isolation(self) -> str:
-        """``"allowed"`` (network=True), ``"namespace"`` (kernel network namespace plus the
-        Python-level block) or ``"python"`` (the audit-hook block only; callables only)."""
+        """``"allowed"`` (network=True), ``"namespace"`` (a kernel network namespace plus the
+        Python-level block) or ``"python"`` (the audit-hook block only)."""
         if self.network:
             return "allowed"
         return "namespace" if namespaces_available() else "python"
-
-    # -- limits ----------------------------------------------------------------------------------
-    def _set_limits(self, memory_base: int) -> None:
-        cpu = max(1, math.ceil(self.cpu_seconds))
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        mem = memory_base + self.memory_mb * _MB
-        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-        size = self.max_file_mb * _MB
-        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
-        _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        files = (
-            self.max_open_files
-            if hard == resource.RLIM_INFINITY
-            else min(self.max_open_files, hard)
-        )
-        resource.setrlimit(resource.RLIMIT_NOFILE, (files, files))
 
     # -- callables ---------------------------------------------------------------------------------
     def run_callable(
         self, fn: Callable[..., Any], /, *args: Any, timeout: float | None = None, **kwargs: Any
     ) -> Any:
-        """Run ``fn(*args, **kwargs)`` (sync or async) in a confined child; return its result as
-        JSON data.  Raises :class:`SandboxError` on a limit, a refusal or an exception."""
+        """Run ``fn(*args, **kwargs)`` (sync or async) confined; return its result as JSON data.
+        Raises :class:`SandboxError` on a limit, a refusal or an exception."""
         return self.call(fn, args, kwargs, timeout=timeout)[0]
+
+    def _limits(self) -> dict[str, Any]:
+        run_as = self.confinement.run_as
+        uid = os.getuid() if run_as is None else run_as
+        return {
+            "cpu_seconds": self.cpu_seconds,
+            "memory_mb": self.memory_mb,
+            "max_file_mb": self.max_file_mb,
+            "max_open_files": self.max_open_files,
+            "nproc": processes_of(uid) + self.max_processes,
+        }
+
+    def _acquire(self, files: list[str]) -> Zygote:
+        fence = self.confinement
+        if not fence.safe:
+            raise SandboxError(
+                "nothing can run confined here: " + "; ".join(fence.notes), "refused"
+            )
+        with self._lock:
+            if self._closed:
+                raise SandboxError("the sandbox is closed", "refused")
+            self._idle = [z for z in self._idle if z.alive and z.proc.poll() is None]
+            for i, z in enumerate(self._idle):
+                if z.covers(files):
+                    return self._idle.pop(i)
+        try:
+            return Zygote(self.workdir, network=self.network, read_only=[*python_paths(), *files])
+        except (BoundaryError, OSError) as exc:
+            raise SandboxError(f"cannot start the sandbox: {exc}", "crash") from None
+
+    def _release(self, z: Zygote) -> None:
+        if not z.alive:
+            return
+        with self._lock:
+            if len(self._idle) < _IDLE_PROCESSES:
+                self._idle.append(z)
+                return
+        z.close()
 
     def call(
         self,
@@ -398,67 +331,75 @@ class Sandbox:
         kwargs: Mapping[str, Any] | None = None,
         *,
         timeout: float | None = None,
+        read_only: Sequence[str] = (),
     ) -> tuple[Any, list[str]]:
-        """Like :meth:`run_callable`, also returning the notes on converted result values."""
+        """Like :meth:`run_callable`, also returning the notes on converted result values;
+        ``read_only`` names files the call needs to see (read-only) beyond its own modules."""
         wall = self.timeout if timeout is None else timeout
-        read_fd, write_fd = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child; coverage cannot follow os._exit
-            os.close(read_fd)
-            self._child(write_fd, fn, tuple(args), dict(kwargs or {}))
-        os.close(write_fd)
-        chunks: list[bytes] = []
-        timed_out = False
-        deadline = time.monotonic() + wall
         try:
-            while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    timed_out = True
-                    break
-                ready, _, _ = select.select([read_fd], [], [], remaining)
-                if not ready:
-                    continue
-                chunk = os.read(read_fd, 1 << 16)
-                if not chunk:
-                    break
-                chunks.append(chunk)
+            payload, modules = dumps(fn, tuple(args), dict(kwargs or {}))
+        except BoundaryError as exc:
+            raise SandboxError(str(exc), "refused") from None
+        files = [f for _, f in modules if f] + [str(f) for f in read_only]
+        request = {
+            "call": payload,
+            "preload": modules,
+            "root": str(self.workdir),
+            "env": self.env,
+            "network": self.network,
+            "allow_subprocess": self.allow_subprocess,
+            "limits": self._limits(),
+            "timeout": wall,
+            "max_result": self.max_result_bytes,
+        }
+        z = self._acquire(files)
+        # the process times the call itself; this deadline is a backstop (imports, a stuck process)
+        deadline = time.monotonic() + wall + 10.0
+        try:
+            meta, data = z.call(request, deadline, self.max_result_bytes + 65536)
+        except TimeoutError:
+            raise SandboxError(f"timed out after {wall:g} s", "timeout") from None
+        except (BoundaryError, OSError, ValueError) as exc:
+            raise SandboxError(f"crashed: {exc}", "crash") from None
         finally:
-            os.close(read_fd)
-            if timed_out:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(pid, signal.SIGKILL)
-            _, status = os.waitpid(pid, 0)
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)  # programs the tool left behind
-        if timed_out:
-            raise SandboxError(f"timed out after {wall:g} s", "timeout")
-        return self._outcome(status, b"".join(chunks))
+            self._release(z)
+        return self._outcome(meta, data, wall)
 
-    def _outcome(self, status: int, data: bytes) -> tuple[Any, list[str]]:
+    def _outcome(self, meta: dict[str, Any], data: bytes, wall: float) -> tuple[Any, list[str]]:
+        killed = meta.get("killed")
+        if killed == "timeout":
+            raise SandboxError(f"timed out after {wall:g} s", "timeout")
+        if killed == "result_size":
+            raise SandboxError(
+                f"the result is larger than the limit of {self.max_result_bytes} bytes",
+                "result_size",
+            )
+        status = meta.get("status")
+        status = status if isinstance(status, int) else 0
         if os.WIFSIGNALED(status):
             sig = os.WTERMSIG(status)
             if sig in (signal.SIGXCPU, signal.SIGKILL):
                 raise SandboxError(
                     f"exceeded its CPU time limit of {max(1, math.ceil(self.cpu_seconds))} s", "cpu"
                 )
+            name = signal.Signals(sig).name if sig in signal.Signals.__members__.values() else sig
             raise SandboxError(
-                f"crashed: killed by {signal.Signals(sig).name} (memory limit {self.memory_mb} MB)",
-                "crash",
+                f"crashed: killed by {name} (memory limit {self.memory_mb} MB)", "crash"
             )
         try:
-            payload = json.loads(data.decode("utf-8")) if data else None
-        except (UnicodeDecodeError, json.JSONDecodeError):
+            payload = json.loads(data.decode("utf-8", "surrogatepass")) if data else None
+        except (UnicodeDecodeError, ValueError, RecursionError):
             payload = None
         if not isinstance(payload, dict):
             code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
             raise SandboxError(
                 f"crashed: the child exited with status {code} and no result", "crash"
             )
-        if payload.get("ok"):
-            return payload.get("value"), list(payload.get("notes") or [])
-        etype = str(payload.get("type") or "Exception")
-        message = str(payload.get("message") or "")
+        if payload.get("ok") is True:
+            notes = payload.get("notes")
+            return payload.get("value"), [str(n) for n in notes] if isinstance(notes, list) else []
+        etype = str(payload.get("type") or "Exception")[:200]
+        message = str(payload.get("message") or "")[:4000]
         text = f"{etype}: {message}" if message else etype
         if etype == "MemoryError":
             raise SandboxError(
@@ -470,60 +411,9 @@ class Sandbox:
             )
         if etype == "SandboxViolation":
             raise SandboxError(text, "refused", etype)
+        if etype == "ResultTooLarge":
+            raise SandboxError(text, "result_size", etype)
         raise SandboxError(text, "exception", etype)
-
-    def _child(
-        self, write_fd: int, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> None:  # pragma: no cover
-        global _ACTIVE
-        code = 0
-        try:
-            os.setpgid(0, 0)
-            os.dup2(2, 1)  # the tool's prints must not reach the parent's stdout (JSON output)
-            os.closerange(3, write_fd)
-            os.closerange(write_fd + 1, 65536)
-            os.chdir(self.workdir)
-            sys.dont_write_bytecode = True
-            os.environ["TMPDIR"] = str(self.workdir)
-            os.environ["HOME"] = str(self.workdir)
-            tempfile.tempdir = str(self.workdir)
-            if not self.network:
-                for var in (
-                    "http_proxy",
-                    "https_proxy",
-                    "HTTP_PROXY",
-                    "HTTPS_PROXY",
-                    "all_proxy",
-                    "ALL_PROXY",
-                ):
-                    os.environ.pop(var, None)
-                _enter_network_namespace()
-            self._set_limits(_memory_in_use())
-            _ACTIVE = self
-            sys.addaudithook(_audit_hook(self.workdir, self.network, self.allow_subprocess))
-            result = fn(*args, **kwargs)
-            if inspect.isawaitable(result):
-                result = asyncio.run(_await(result))
-            notes: list[str] = []
-            payload: dict[str, Any] = {
-                "ok": True,
-                "value": to_jsonable(result, notes),
-                "notes": notes,
-            }
-        except BaseException as exc:
-            payload = {
-                "ok": False,
-                "type": type(exc).__name__,
-                "message": str(exc),
-                "errno": getattr(exc, "errno", None),
-                "traceback": traceback.format_exc(limit=6),
-            }
-        try:
-            _write_all(write_fd, json.dumps(payload).encode("utf-8"))
-        except BaseException:
-            code = 70
-        finally:
-            os._exit(code)
 
     # -- commands ------------------------------------------------------------------------------------
     def run_command(
@@ -534,16 +424,35 @@ class Sandbox:
         timeout: float | None = None,
         env: Mapping[str, str] | None = None,
     ) -> CommandResult:
-        """Run a program (no shell) in the working directory under the limits.
+        """Run a program (no shell) in the working directory under the limits, behind the same
+        boundary as callables (bubblewrap, else a network namespace via ``unshare``).
 
         A program that fails or is killed is a :class:`CommandResult`, not an exception; with
-        ``network=False`` and no network namespaces on this system :class:`SandboxError` is raised
-        (kind ``refused``) instead of running unconfined."""
+        ``network=False`` and no way to cut the network here :class:`SandboxError` is raised (kind
+        ``refused``) instead of running unconfined."""
         args = shlex.split(argv) if isinstance(argv, str) else [str(a) for a in argv]
         if not args:
             raise ValueError("no command given")
+        fence = self.confinement
         prefix: list[str] = []
-        if not self.network:
+        if fence.mechanism == "bubblewrap":
+            prefix = [
+                *bwrap_argv(
+                    self.workdir, python_paths(), network=self.network, die_with_parent=True
+                ),
+                "--",
+            ]
+            if fence.run_as is not None:  # become the sandbox user, then enter the workspace
+                prefix += [
+                    sys.executable,
+                    "-I",
+                    "-S",
+                    "-c",
+                    _BECOME,
+                    str(fence.run_as),
+                    str(self.workdir),
+                ]
+        elif not self.network:
             prefix = _command_prefix()
             if not prefix:
                 raise SandboxError(
@@ -552,18 +461,26 @@ class Sandbox:
                     "refused",
                 )
         base = {
-            "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
             "HOME": str(self.workdir),
             "TMPDIR": str(self.workdir),
-            "LANG": os.environ.get("LANG", "C.UTF-8"),
+            "LANG": "C.UTF-8",
         }
-        if not self.network:
-            base.update({"no_proxy": "*", "NO_PROXY": "*"})
+        base.update(self.env)
         base.update(env or {})
         wall = self.timeout if timeout is None else timeout
+        run_as = fence.run_as
+        nproc = processes_of(os.getuid() if run_as is None else run_as) + self.max_processes
 
         def limits() -> None:  # pragma: no cover - runs in the child before exec
-            self._set_limits(0)
+            cpu = max(1, math.ceil(self.cpu_seconds))
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+            mem = self.memory_mb * _MB
+            resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+            size = self.max_file_mb * _MB
+            resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+            resource.setrlimit(resource.RLIMIT_NOFILE, (self.max_open_files, self.max_open_files))
+            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
 
         start = time.perf_counter()
         proc = subprocess.Popen(
@@ -589,12 +506,15 @@ class Sandbox:
         duration = time.perf_counter() - start
         notes: list[str] = []
         killed: str | None = "timeout" if timed_out else None
-        if proc.returncode < 0 and not timed_out:
-            sig = -proc.returncode
+        code = proc.returncode
+        if fence.mechanism == "bubblewrap" and code > 128 and not timed_out:
+            code = -(code - 128)  # bubblewrap reports a killed program as 128 + signal
+        if code < 0 and not timed_out:
+            sig = -code
             killed = "cpu" if sig == signal.SIGXCPU else signal.Signals(sig).name
         return CommandResult(
             argv=args,
-            returncode=proc.returncode,
+            returncode=code,
             stdout=self._text(out, "stdout", notes),
             stderr=self._text(err, "stderr", notes),
             duration=duration,
@@ -610,5 +530,12 @@ class Sandbox:
         return data.decode("utf-8", errors="replace")
 
 
-async def _await(awaitable: Any) -> Any:
-    return await awaitable
+__all__ = [
+    "NOBODY",
+    "CommandResult",
+    "Sandbox",
+    "SandboxError",
+    "SandboxViolation",
+    "namespaces_available",
+    "resolve_path",
+]

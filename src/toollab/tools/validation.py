@@ -6,6 +6,11 @@
   non-empty.  ``returns``, when present, must be a valid JSON Schema too.
 * :func:`tool_warnings` — what is usable but probably a mistake: a type name toollab does not
   know (kept as ``x-original-type``, so the value goes unchecked).
+* :func:`ref_problems` — ``$ref`` s resolve only within the schema itself: a reference to
+  anything else (``https://...``, another file) is a problem and is never fetched, and a chain of
+  references that comes back to where it started without descending into the value (a cycle that
+  no value can end) is one too.  Validators are built with an empty registry, so no reference
+  ever leaves the document.
 * :func:`validate_arguments` — do a call's arguments fit the tool?  Missing required parameters,
   unknown parameters (unless the schema allows extra ones with ``additionalProperties``), wrong
   types (a Python ``bool`` is not an integer; an integer is a valid number), enum violations and
@@ -21,11 +26,15 @@ import contextlib
 import copy
 import functools
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
+from urllib.parse import urldefrag, urljoin
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
+from referencing import Registry
+from referencing.exceptions import Unresolvable
+from referencing.jsonschema import DRAFT202012
 
 from toollab.data.types import (
     JSON_TYPES,
@@ -140,6 +149,8 @@ def schema_problems(
         return [f"{where} must be a JSON Schema object, got {json_kind(schema)}"]
     errors = sorted(meta_schema_errors(schema), key=lambda e: _path(e.absolute_path))
     reasons = [_schema_error_reason(e, where) for e in errors]
+    if not reasons:
+        reasons.extend(ref_problems(schema, where))
     if not require_object:
         return reasons
     stype = schema.get("type")
@@ -160,6 +171,146 @@ def schema_problems(
                     + did_you_mean(name, list(props))
                 )
     return _dedupe(reasons)
+
+
+# -- references ------------------------------------------------------------------------------------
+_BASE = "urn:toollab:schema"
+_REF_KEYS = ("$ref", "$dynamicRef")
+#: keywords whose subschemas apply to the same value (a reference cycle through them never ends)
+_IN_PLACE_ONE = ("not", "if", "then", "else")
+_IN_PLACE_MANY = ("allOf", "anyOf", "oneOf")
+_MAX_NODES = 100_000
+
+
+def _subschemas(node: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    for key, value in node.items():
+        if key in ("enum", "const", "default", "examples") or key.startswith("x-"):
+            continue
+        if isinstance(value, dict):
+            if key in (
+                "properties",
+                "patternProperties",
+                "$defs",
+                "definitions",
+                "dependentSchemas",
+            ):
+                for name, sub in value.items():
+                    yield f"{key}.{name}", sub
+            else:
+                yield key, value
+        elif isinstance(value, list):
+            for i, sub in enumerate(value):
+                yield f"{key}[{i}]", sub
+
+
+def _walk(schema: Any) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """``(location, base URI, node)`` of every schema object in ``schema`` (no recursion)."""
+    stack: list[tuple[str, str, Any]] = [("", _BASE, schema)]
+    seen = 0
+    while stack:
+        where, base, node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        seen += 1
+        if seen > _MAX_NODES:
+            return
+        ident = node.get("$id")
+        if isinstance(ident, str) and ident:
+            base = urldefrag(urljoin(base, ident))[0] or base
+        yield where, base, node
+        for key, sub in _subschemas(node):
+            stack.append((f"{where}.{key}" if where else key, base, sub))
+
+
+def _in_place(node: dict[str, Any]) -> Iterator[Any]:
+    for key in _IN_PLACE_ONE:
+        if isinstance(node.get(key), dict):
+            yield node[key]
+    for key in _IN_PLACE_MANY:
+        if isinstance(node.get(key), list):
+            yield from node[key]
+
+
+def ref_problems(schema: Any, where: str = "parameters") -> list[str]:
+    """Every ``$ref`` that points outside ``schema`` or cannot be resolved in it, and every
+    reference cycle no value can end (``[]`` when there is none).  Nothing is fetched."""
+    if not isinstance(schema, dict) or not any(
+        isinstance(node.get(k), str) for _, _, node in _walk(schema) for k in _REF_KEYS
+    ):
+        return []
+    try:
+        registry = Registry().with_resource(_BASE, DRAFT202012.create_resource(schema)).crawl()
+    except Exception as exc:
+        return [f"{where}: its $id / $anchor declarations cannot be read: {exc}"]
+    known = {_BASE, *(str(uri) for uri in registry)}
+    problems: list[str] = []
+    targets: dict[int, list[tuple[str, dict[str, Any]]]] = {}
+    for loc, base, node in _walk(schema):
+        for key in _REF_KEYS:
+            ref = node.get(key)
+            if not isinstance(ref, str):
+                continue
+            at = f"{where}.{loc}.{key}" if loc else f"{where}.{key}"
+            absolute = base if ref.startswith("#") else urldefrag(urljoin(base, ref))[0]
+            if absolute not in known:
+                problems.append(
+                    f"{at}: {ref!r} points outside the schema; references are resolved only "
+                    "within the schema itself and never fetched"
+                )
+                continue
+            try:
+                resolved = registry.resolver(base_uri=base).lookup(ref).contents
+            except Exception:  # Unresolvable, or a malformed pointer
+                problems.append(f"{at}: {ref!r} names nothing in the schema")
+                continue
+            if isinstance(resolved, dict):
+                targets.setdefault(id(node), []).append((ref, resolved))
+    problems.extend(_cycles(schema, targets, where))
+    return problems
+
+
+def _cycles(
+    schema: Any, targets: dict[int, list[tuple[str, dict[str, Any]]]], where: str
+) -> list[str]:
+    """References that lead back to their own schema through in-place keywords only."""
+    if not targets:
+        return []
+    nodes = {id(node): node for _, _, node in _walk(schema)}
+
+    def edges(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        for _, target in targets.get(id(node), []):
+            yield target
+        for sub in _in_place(node):
+            if isinstance(sub, dict):
+                yield sub
+
+    problems: list[str] = []
+    state: dict[int, int] = {}  # 1: on the current path, 2: done
+    for start in [n for i, n in nodes.items() if i in targets]:
+        if state.get(id(start)):
+            continue
+        path: list[tuple[dict[str, Any], Iterator[dict[str, Any]]]] = [(start, edges(start))]
+        state[id(start)] = 1
+        while path:
+            node, it = path[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[id(node)] = 2
+                path.pop()
+                continue
+            mark = state.get(id(nxt))
+            if mark == 1:
+                refs = [r for n, _ in path for r, _t in targets.get(id(n), [])]
+                chain = " -> ".join(repr(r) for r in refs) or "a reference"
+                problems.append(
+                    f"{where}: $ref cycle ({chain}): the references lead back to themselves "
+                    "without descending into the value, so no value can be checked"
+                )
+                return problems
+            if mark is None:
+                state[id(nxt)] = 1
+                path.append((nxt, edges(nxt)))
+    return problems
 
 
 def check_tool_schema(tool: Tool) -> list[str]:
@@ -192,7 +343,8 @@ def _argument_validator(schema_json: str) -> Draft202012Validator | str:
         k in closed for k in ("additionalProperties", "patternProperties", "unevaluatedProperties")
     ):
         closed["additionalProperties"] = False  # toollab flags unknown parameters by default
-    return Draft202012Validator(closed)
+    # an empty registry: references resolve within the schema only, nothing is ever fetched
+    return Draft202012Validator(closed, registry=Registry())
 
 
 def _under_ref(instance: Any, path: Iterable[Any]) -> bool:
@@ -297,14 +449,21 @@ def validate_arguments(tool: Tool, arguments: Any) -> list[str]:
     """Every reason why ``arguments`` do not fit ``tool``; ``[]`` when they do."""
     if not isinstance(arguments, dict):
         return [f"arguments must be a JSON object, got {json_kind(arguments)}"]
-    validator = _argument_validator(json.dumps(tool.parameters, sort_keys=True, default=str))
+    try:
+        validator = _argument_validator(json.dumps(tool.parameters, sort_keys=True, default=str))
+    except RecursionError:
+        return [f"tool {tool.name!r} has an invalid parameter schema: it is nested too deeply"]
     if isinstance(validator, str):
         return [f"tool {tool.name!r} has an invalid parameter schema: {validator}"]
     reasons: list[str] = []
-    errors = sorted(
-        validator.iter_errors(arguments),
-        key=lambda e: (e.validator not in _FIRST, _path(e.absolute_path)),
-    )
+    try:
+        errors = sorted(
+            validator.iter_errors(arguments),
+            key=lambda e: (e.validator not in _FIRST, _path(e.absolute_path)),
+        )
+    except (Unresolvable, RecursionError) as exc:  # what ref_problems cannot foresee
+        kind = "is nested too deeply" if isinstance(exc, RecursionError) else f"has {exc}"
+        return [f"tool {tool.name!r}: the arguments cannot be checked: the schema {kind}"]
     for err in errors:
         if _under_ref(arguments, err.absolute_path):
             continue
