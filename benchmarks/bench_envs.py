@@ -32,8 +32,8 @@ def main() -> None:
     args = ap.parse_args()
 
     from toollab.envs import env_names, get_env
-    from toollab.envs.bench import run_bench
     from toollab.envs.generate import generate
+    from toollab.eval.bench import run_bench
 
     out: dict[str, Any] = {"n": args.n, "generate": {}, "execute": {}}
     for name in env_names():

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors, progress
 from toollab.errors import UsageError
-from toollab.eval.record import Prediction
+from toollab.schema.record import Prediction
 
 OptionOpt = typer.Option(
     [],
