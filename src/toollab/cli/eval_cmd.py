@@ -114,7 +114,8 @@ def eval_cmd(
         "--model",
         "-m",
         help="Model string (provider:model), e.g. bundled:smollm2-135m, llamacpp:/m.gguf, "
-        "openai:NAME@URL, oracle (gold answers), fake:/script.json.",
+        "openai:NAME@URL, oracle (gold answers), fake:/script.json, "
+        "replay:/outputs.jsonl (outputs recorded elsewhere, by instance id).",
     ),
     data: Path = typer.Option(
         ..., "--data", "-d", help="Dataset folder or file (upstream layout)."
@@ -144,10 +145,13 @@ def eval_cmd(
         1, "--repeats", "-k", min=1, help="Run every instance k times; figures get mean ± 95 % CI."
     ),
     seed: int = typer.Option(0, "--seed", help="Sampling seed; repeat r uses seed + r."),
-    constrained: bool = typer.Option(
-        False,
+    constrained: bool | None = typer.Option(
+        None,
         "--constrained/--no-constrained",
-        help="Constrain decoding to the call schema (backends that support it).",
+        help="Constrain decoding to the call schema. Default: wherever the backend can "
+        "(llama.cpp, OpenAI-compatible); --no-constrained is the papers' unconstrained protocol. "
+        "run.json records which was used.",
+        show_default=False,
     ),
     max_tokens: int | None = typer.Option(
         None, "--max-tokens", min=1, help="Tokens per model turn (default 256; DEER 128)."

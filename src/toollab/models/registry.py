@@ -42,6 +42,7 @@ _BUILTIN_MODULES = (
     "toollab.models.openai_compat",
     "toollab.models.hf",
     "toollab.models.oracle",
+    "toollab.models.replay",
 )
 _loaded = False
 
