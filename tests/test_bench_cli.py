@@ -305,6 +305,13 @@ def test_bench_bundled_model_small_run(tmp_path: Path, bundled_gguf: Path) -> No
         assert row["n"] == 1 and row["success"] in (0.0, 1.0)
         preds = (out / "runs" / name / "predictions.jsonl").read_text().splitlines()
         assert len(preds) == 1 and json.loads(preds[0])["usage"]["completion_tokens"] > 0
+        # one definition of each figure: --json, results.json and `toollab score` agree
+        results = json.loads((out / "runs" / name / "results.json").read_text())
+        figures = results["metrics"]["environment"]
+        assert {k: row[k] for k in figures} == figures
+        s = runner.invoke(app, ["score", str(out / "runs" / name), "--json"])
+        assert s.exit_code == 0, s.stderr
+        assert json.loads(s.stdout)["metrics"]["environment"] == figures
 
 
 def _env_instance(env: str, tool: str, want: object) -> Instance:

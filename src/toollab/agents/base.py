@@ -1,4 +1,4 @@
-"""What an agent is: one instance in, one :class:`~toollab.eval.record.Prediction` out.
+"""What an agent is: one instance in, one :class:`~toollab.schema.record.Prediction` out.
 
 An agent drives a model through a template: it builds the prompt, asks the model (once, or in a
 loop with tool execution in between), parses the output and packs everything a scorer needs into

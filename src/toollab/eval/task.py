@@ -216,7 +216,7 @@ def evaluate(
                 model=log.model,
                 data=data_path,
                 format=fmt,
-                data_options=dict(task.data_options),
+                data_options=dict(task.data_options or dataset.options),
                 agent=task.agent if isinstance(task.agent, str) else None,
                 template=task.template,
                 metrics=list(task.scorers or []),
