@@ -207,7 +207,7 @@ def test_bench_table_is_readable_at_80_columns() -> None:
     header = next(line for line in text.splitlines() if line.startswith("env "))
     assert header.split() == [h for h, _ in columns()]
     assert "data_understanding  120    100.0   12.5    33.3   100.0   50.0  100.0  12.3" in text
-    assert "dec: % of every instance: call vs. no call" in text
+    assert "dec: (%) every instance: call vs. no call" in text
     assert "household: LCS 75.0 %" in text
 
 

@@ -62,7 +62,7 @@ def columns() -> list[tuple[str, str]]:
     """(header, meaning) of every column: the figures under their one label and definition."""
     from toollab.eval.bench import FIGURES
 
-    figs = [(f.label, f"% of {f.definition}") for f in FIGURES if f.name != "lcs"]
+    figs = [(f.label, f"(%) {f.definition}") for f in FIGURES if f.name != "lcs"]
     return [
         ("env", "environment"),
         ("n", "test instances"),
