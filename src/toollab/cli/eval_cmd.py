@@ -73,7 +73,7 @@ class _Bar:
 
 def print_results(results: dict[str, Any], title: str) -> None:
     """Every scorer's figures as one table on stderr."""
-    from toollab.report.runs import fmt_value
+    from toollab.report.runs import figure_definition, fmt_value
 
     table = Table(title=title, title_justify="left")
     table.add_column("scorer")
@@ -82,8 +82,9 @@ def print_results(results: dict[str, Any], title: str) -> None:
     ci = results.get("ci95") or {}
     for scorer, figs in (results.get("metrics") or {}).items():
         for i, (name, value) in enumerate(figs.items()):
+            label = figure_definition(results, scorer, name).get("label") or name
             table.add_row(
-                scorer if i == 0 else "", name, fmt_value(value, ci.get(scorer, {}).get(name))
+                scorer if i == 0 else "", label, fmt_value(value, ci.get(scorer, {}).get(name))
             )
     console.print(table)
     cov = results.get("coverage") or {}

@@ -18,6 +18,8 @@ from toollab.report.runs import (
     RunView,
     breakdown_table,
     error_table,
+    figure_definition,
+    figure_label,
     fmt_seconds,
     fmt_value,
     runs_with,
@@ -110,13 +112,13 @@ def _overview(runs: list[RunView]) -> str:
 
 
 def _figure_head(runs: list[RunView], scorer: str, name: str) -> str:
-    """A figure's header: its label where its scorer defines one (the label every view uses),
-    with its definition as a tooltip; else its key."""
+    """A figure's header: the label every view uses, its definition as a tooltip."""
+    label = figure_label(runs, scorer, name)
     for r in runs:
-        d = ((r.results.get("definitions") or {}).get(scorer) or {}).get(name)
-        if isinstance(d, dict) and d.get("label"):
-            return f"<span title='{_e(d.get('definition', ''))}'>{_e(d['label'])}</span>"
-    return _e(name)
+        definition = figure_definition(r.results, scorer, name).get("definition")
+        if definition:
+            return f"<span title='{_e(definition)}'>{_e(label)}</span>"
+    return _e(label)
 
 
 def _legend(runs: list[RunView], scorer: str) -> str:
