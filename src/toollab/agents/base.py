@@ -56,6 +56,21 @@ class PlansFirstRequest(Protocol):
 
 
 @runtime_checkable
+class NeedsTemplateMethods(Protocol):
+    """An agent that calls template methods beyond the base ones (DEER: ``prompt`` and
+    ``teacher_forced_prompt``); the runner checks the template has them before any work."""
+
+    needs_template_methods: tuple[str, ...]
+
+
+@runtime_checkable
+class HasDefaultMaxTokens(Protocol):
+    """An agent with its own generation budget per turn (DEER: 128 tokens)."""
+
+    default_max_tokens: int
+
+
+@runtime_checkable
 class BindsInstances(Protocol):
     """A model that answers from the instances themselves (the oracle, a replay of recorded
     outputs): it is given them before the run."""

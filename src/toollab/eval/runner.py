@@ -34,6 +34,8 @@ from toollab.agents.base import (
     AgentOptions,
     BindsInstances,
     Environment,
+    HasDefaultMaxTokens,
+    NeedsTemplateMethods,
     PlansFirstRequest,
     failed_parse,
 )
@@ -168,7 +170,8 @@ def resolved_config(
     )
     template = config.template or DEFAULT_TEMPLATES.get(fmt, FALLBACK_TEMPLATE)
     chosen = agent if agent is not None else get_agent(name)
-    max_tokens = config.max_tokens or getattr(chosen, "default_max_tokens", None)
+    default = chosen.default_max_tokens if isinstance(chosen, HasDefaultMaxTokens) else None
+    max_tokens = config.max_tokens or default
     return {
         "model": config.model,
         "data": str(Path(config.data).resolve()),
@@ -220,7 +223,7 @@ def run_eval(
     started = time.perf_counter()
     dataset, instances = load_instances(config, dataset)
     if model is not None:
-        config = config.model_copy(update={"model": getattr(model, "name", "") or "model"})
+        config = config.model_copy(update={"model": model.name or "model"})
     run_config = resolved_config(config, dataset, len(instances), agent)
     template = get_template(run_config["template"])
     if agent is None:
@@ -381,7 +384,7 @@ def score_with_judge(
 
 def _check_agent_template(agent: Agent, template: Template) -> None:
     """Refuse an agent / template pair that cannot work before any instance runs."""
-    needs: Sequence[str] = getattr(agent, "needs_template_methods", ())
+    needs = agent.needs_template_methods if isinstance(agent, NeedsTemplateMethods) else ()
     missing = [m for m in needs if not callable(getattr(template, m, None))]
     if missing:
         raise UsageError(

@@ -160,7 +160,7 @@ def _environment(spec: EnvironmentSpec | None) -> Callable[[Instance], Environme
 def _unique_names(tasks: Sequence[Task], datasets: Sequence[Any]) -> list[str]:
     names: list[str] = []
     for task, ds in zip(tasks, datasets, strict=True):
-        base = task.name or str(getattr(ds, "name", "") or "task")
+        base = task.name or str(ds.name or "task")
         name, k = base, 2
         while name in names:
             name, k = f"{base}-{k}", k + 1

@@ -29,7 +29,7 @@ from typing import Any
 
 from toollab.eval.metrics.registry import scorer
 from toollab.eval.metrics.sample import Figure, Row, SampleScorer, mean_of, micro_f1
-from toollab.schema import Decision, Instance, Tool, ToolCall
+from toollab.schema import Decision, GoldCall, Instance, Tool, ToolCall
 from toollab.schema.measures import Number, f1, mean, same_value
 from toollab.schema.record import Prediction
 
@@ -39,7 +39,9 @@ from toollab.schema.record import Prediction
 def _arg_matches(value: Any, gold: ToolCall, key: str) -> bool:
     if key not in gold.arguments:
         return False
-    ok = [gold.arguments[key], *getattr(gold, "acceptable", {}).get(key, [])]
+    ok = [gold.arguments[key]]
+    if isinstance(gold, GoldCall):
+        ok.extend(gold.acceptable.get(key, []))
     return any(same_value(value, v) for v in ok)
 
 
