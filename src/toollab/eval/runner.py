@@ -303,6 +303,7 @@ def run_eval(
                     "previous_predictions": len(existing),
                     "new_predictions": len(new),
                     "wall_s": time.perf_counter() - started,
+                    "repaired_bytes": store.repaired_bytes,
                 },
             }
             store.write_results(results)

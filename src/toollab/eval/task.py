@@ -60,6 +60,8 @@ class Task:
     #: tokens per model turn (default 256; DEER 128)
     max_tokens: int | None = None
     max_turns: int = 9
+    #: the task's run directory (default: ``log_dir/runs/NAME``)
+    run_dir: str | Path | None = None
 
 
 class SampleLog(BaseModel):
@@ -181,13 +183,14 @@ def evaluate(
     timeout: float | None = None,
     concurrency: int | None = None,
     judge: str | None = None,
+    judge_cache: str | Path | None = None,
     progress: EvalProgress | None = None,
 ) -> EvalLog:
     """Run every task on ``model`` and score it; returns the typed log.
 
     ``model`` is a model object or a model string (``bundled:smollm2-135m``, ``oracle``,
     ``openai:NAME@URL``, ``replay:/outputs.jsonl``, ...); a string is loaded once for all
-    tasks.  ``log_dir`` holds one run directory per task (``log_dir/runs/NAME``; instances given
+    tasks (for one task, only when it has instances left to run).  ``log_dir`` holds one run directory per task (``log_dir/runs/NAME``; instances given
     in memory are also written to ``log_dir/data/NAME.jsonl`` so that ``toollab score`` and
     ``toollab report`` can read the run); default: a new temporary directory.  ``constrained``:
     ``None`` constrains decoding wherever the backend can, ``True`` requires it, ``False`` is the
@@ -199,19 +202,30 @@ def evaluate(
     task_list = [tasks] if isinstance(tasks, Task) else list(tasks)
     if not task_list:
         raise UsageError("evaluate() needs at least one Task")
-    root = Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="toollab-"))
     resolved = [_dataset_of(t) for t in task_list]
+    needs_root = any(t.run_dir is None for t in task_list) or any(not r[2] for r in resolved)
+    root = Path(log_dir) if log_dir is not None else None
+    if root is None and needs_root:
+        root = Path(tempfile.mkdtemp(prefix="toollab-"))
     names = _unique_names(task_list, [r[0] for r in resolved])
     envs = [_environment(t.environment) for t in task_list]  # bad names fail before any work
-    owned = isinstance(model, str)
-    active: Model = load_model(model) if isinstance(model, str) else model
-    log = EvalLog(model=model if isinstance(model, str) else active.name, log_dir=str(root))
+    # one task and a model string: the runner loads the model only when there is work left
+    lazy = isinstance(model, str) and len(task_list) == 1
+    owned = isinstance(model, str) and not lazy
+    active: Model | None = load_model(model) if owned and isinstance(model, str) else None
+    if isinstance(model, Model):
+        active = model
+    log = EvalLog(
+        model=model if isinstance(model, str) else model.name,
+        log_dir=str(root) if root is not None else "",
+    )
     try:
         for task, (dataset, fmt, data_path), name, env in zip(
             task_list, resolved, names, envs, strict=True
         ):
+            base = root if root is not None else Path(".")  # a root exists whenever one is needed
             if not data_path:
-                data_path = str(dataset.write_jsonl(root / "data" / f"{name}.jsonl"))
+                data_path = str(dataset.write_jsonl(base / "data" / f"{name}.jsonl"))
             config = EvalConfig(
                 model=log.model,
                 data=data_path,
@@ -231,12 +245,13 @@ def evaluate(
                 timeout=timeout,
                 concurrency=concurrency,
                 judge=judge,
+                judge_cache=str(judge_cache) if judge_cache is not None else None,
             )
             n = len(dataset.instances) if task.limit is None else min(task.limit, len(dataset))
             sink = progress.task_started(name, n * repeats) if progress is not None else None
             outcome = run_eval(
                 config,
-                root / "runs" / name,
+                Path(task.run_dir) if task.run_dir is not None else base / "runs" / name,
                 model=active,
                 progress=sink,
                 environment=env,
@@ -252,7 +267,7 @@ def evaluate(
             if progress is not None:
                 progress.task_finished(task_log)
     finally:
-        if owned:
+        if owned and active is not None:
             active.close()
     log.wall_s = time.perf_counter() - t0
     return log
