@@ -1,4 +1,4 @@
-"""The evaluation spine: ``Task`` + ``evaluate()``, the ``replay:`` model, the default
+"""The evaluation API: ``Task`` + ``evaluate()``, the ``replay:`` model, the default
 constrained decoding, and one bench run read the same way by every view (terminal table,
 ``--json``, each ``results.json``, ``report.html`` and ``toollab score``)."""
 
