@@ -54,6 +54,7 @@ def main() -> None:
 
     from toollab.envs import env_names, get_env
     from toollab.envs.generate import generate
+    from toollab.eval.bench import run_bench
 
     out: dict[str, Any] = {"n": args.n, "generate": {}, "execute": {}, "call_us": {}}
     total_calls, total_s = 0, 0.0

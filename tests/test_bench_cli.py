@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from toollab.cli.main import app
 from toollab.envs import env_names
-from toollab.envs.bench import BenchResult, EnvSummary, call_counts, summarise
 from toollab.envs.generate import generate
+from toollab.eval.bench import BenchResult, EnvSummary, call_counts, summarise
 from toollab.eval.record import Prediction
 from toollab.parsing import ParseResult
 from toollab.schema import GoldCall, Instance, ToolCall
@@ -180,7 +180,7 @@ def test_bench_bad_model_writes_nothing(tmp_path: Path) -> None:
 def test_bench_table_is_readable_at_80_columns() -> None:
     from rich.console import Console
 
-    from toollab.cli.bench_cmd import COLUMNS, print_table
+    from toollab.cli.bench_cmd import columns, print_table
 
     res = BenchResult(model="bundled:smollm2-135m", agent=None, constrained=True, limit=6, seed=0)
     res.wall_s = 433.0
@@ -206,9 +206,10 @@ def test_bench_table_is_readable_at_80_columns() -> None:
     text = con.export_text()
     assert "…" not in text and max(len(line) for line in text.splitlines()) <= 80
     header = next(line for line in text.splitlines() if line.startswith("env "))
-    assert header.split() == [h for h, _ in COLUMNS]
-    assert "data_understanding  120  100.0   12.5  33.3  100.0   50.0  100.0  12.3  1234" in text
-    assert "dec = decision accuracy %" in text and "household: LCS" in text and "75.0 %" in text
+    assert header.split() == [h for h, _ in columns()]
+    assert "data_understanding  120    100.0   12.5    33.3   100.0   50.0  100.0  12.3" in text
+    assert "dec: (%) every instance: call vs. no call" in text
+    assert "household: LCS 75.0 %" in text
 
 
 def test_summary_counts_crashes_wrong_calls_and_decisions() -> None:
@@ -305,6 +306,13 @@ def test_bench_bundled_model_small_run(tmp_path: Path, bundled_gguf: Path) -> No
         assert row["n"] == 1 and row["success"] in (0.0, 1.0)
         preds = (out / "runs" / name / "predictions.jsonl").read_text().splitlines()
         assert len(preds) == 1 and json.loads(preds[0])["usage"]["completion_tokens"] > 0
+        # one definition of each figure: --json, results.json and `toollab score` agree
+        results = json.loads((out / "runs" / name / "results.json").read_text())
+        figures = results["metrics"]["environment"]
+        assert {k: row[k] for k in figures} == figures
+        s = runner.invoke(app, ["score", str(out / "runs" / name), "--json"])
+        assert s.exit_code == 0, s.stderr
+        assert json.loads(s.stdout)["metrics"]["environment"] == figures
 
 
 def _env_instance(env: str, tool: str, want: object) -> Instance:

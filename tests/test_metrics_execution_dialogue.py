@@ -48,7 +48,7 @@ def test_dict_f1_home_search_style() -> None:
 
 
 def _env(i: str) -> Instance:
-    return Instance(id=i, query="q", source="env:home_search", gold=[GoldCall(name="search")])
+    return Instance(id=i, query="q", source="sambanova:home_search", gold=[GoldCall(name="search")])
 
 
 def test_execution_scorer() -> None:
@@ -165,9 +165,9 @@ def test_registry_selection_and_errors() -> None:
         Instance(id="3", query="q", source="env:weather"),
     ]
     names = [s.name for s in applicable_scorers(insts)]
-    assert names == ["bfcl", "execution", "seal_tools"]  # the faithful scorers only
+    assert names == ["bfcl", "environment", "seal_tools"]  # the faithful scorers only
     every = [s.name for s in applicable_scorers(insts, include_variants=True)]
-    assert every == ["bfcl", "execution", "seal_tools", "seal_tools_strict"]
+    assert every == ["bfcl", "environment", "seal_tools", "seal_tools_strict"]
     assert "tooleyes" not in every
     variants = {n for n in scorer_names() if not scorer_class(n).default}
     assert variants == {"seal_tools_strict", "deer_strict", "tooleyes_strict"}

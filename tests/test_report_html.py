@@ -164,3 +164,38 @@ def test_same_directory_names_get_distinct_labels(runs: list[Path], tmp_path: Pa
     _, _, views = write_report([runs[0], other], tmp_path / "two.html")
     labels: list[Any] = [v.label for v in views]
     assert len(set(labels)) == 2 and all(label.endswith("oracle") for label in labels)
+
+
+def test_a_13_environment_bench_report_fits_a_1280_px_page(tmp_path: Path) -> None:
+    """Environments are rows where there are more of them than figures: no table is wider
+    than the page, and the figures carry the labels the terminal table uses."""
+    _require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    from toollab.envs import env_names
+    from toollab.eval.bench import FIGURES
+
+    r = runner.invoke(app, ["bench", "-m", "oracle", "-n", "1", "--out", str(tmp_path), "--json"])
+    assert r.exit_code == 0, r.stderr
+    assert len(json.loads(r.stdout)["envs"]) == len(env_names()) == 13
+    page_path = tmp_path / "report.html"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(page_path.as_uri())
+            page.wait_for_load_state("load")
+            widths = page.evaluate(
+                "[document.documentElement.scrollWidth, "
+                "...[...document.querySelectorAll('table')]"
+                ".map(t => t.getBoundingClientRect().right)]"
+            )
+            heads = page.evaluate(
+                "[...document.querySelectorAll('table')[0].querySelectorAll('tr:first-child th')]"
+                ".map(th => th.innerText)"
+            )
+        finally:
+            browser.close()
+    assert max(widths) <= 1280, widths
+    # the summary table: one row per environment, the figures as columns under their labels
+    assert heads[1:] == [f.label for f in FIGURES]

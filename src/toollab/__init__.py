@@ -1,4 +1,11 @@
-"""toollab: make small open LLMs good tool users, and prove it."""
+"""toollab: make small open LLMs good tool users, and prove it.
+
+The library API: ``Task(dataset, agent, environment, scorers, ...)`` and
+``evaluate(tasks, model) -> EvalLog`` (see :mod:`toollab.eval.task`); the records of a run
+(:class:`Prediction`, :class:`ParseResult`, :class:`ExecutionRecord`) and the tool schema.
+"""
+
+from typing import TYPE_CHECKING, Any
 
 from toollab.errors import (
     ArgumentValidationError,
@@ -10,6 +17,30 @@ from toollab.errors import (
     ToolSchemaError,
 )
 from toollab.schema import Decision, GoldCall, Instance, Ref, Tool, ToolCall
+from toollab.schema.record import ExecutionRecord, ParseResult, Prediction, Step
+
+if TYPE_CHECKING:
+    from toollab.eval.task import EvalLog, SampleLog, Task, TaskLog, evaluate
+
+#: the evaluation API, imported on first use (``import toollab`` stays light)
+_LAZY = {
+    "EvalLog": "toollab.eval.task",
+    "SampleLog": "toollab.eval.task",
+    "Task": "toollab.eval.task",
+    "TaskLog": "toollab.eval.task",
+    "evaluate": "toollab.eval.task",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'toollab' has no attribute {name!r}")
+
 
 __version__ = "0.1.0"
 
@@ -17,15 +48,24 @@ __all__ = [
     "ArgumentValidationError",
     "BackendError",
     "Decision",
+    "EvalLog",
+    "ExecutionRecord",
     "GoldCall",
     "InputError",
     "Instance",
     "ModelError",
+    "ParseResult",
+    "Prediction",
     "Ref",
+    "SampleLog",
+    "Step",
+    "Task",
+    "TaskLog",
     "Tool",
     "ToolCall",
     "ToolExecutionError",
     "ToolLabError",
     "ToolSchemaError",
     "__version__",
+    "evaluate",
 ]

@@ -10,7 +10,6 @@ from toollab.agents.base import (
     AgentOptions,
     Environment,
     agent_names,
-    environment_for,
     get_agent,
     register_agent,
 )
@@ -26,7 +25,6 @@ __all__ = [
     "ReactAgent",
     "SingleTurnAgent",
     "agent_names",
-    "environment_for",
     "get_agent",
     "register_agent",
 ]

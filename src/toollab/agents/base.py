@@ -1,4 +1,4 @@
-"""What an agent is: one instance in, one :class:`~toollab.eval.record.Prediction` out.
+"""What an agent is: one instance in, one :class:`~toollab.schema.record.Prediction` out.
 
 An agent drives a model through a template: it builds the prompt, asks the model (once, or in a
 loop with tool execution in between), parses the output and packs everything a scorer needs into
@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from toollab.eval.record import Prediction
-from toollab.models.base import GenerateOptions, Model, ModelOutput
+from toollab.models.base import ChatRequest, GenerateOptions, Model, ModelOutput
 from toollab.parsing import ParseResult
 from toollab.registry import Registry
 from toollab.schema import Instance, ToolCall
+from toollab.schema.record import ExecutionRecord, Prediction
 from toollab.templates.base import Template
 
 
@@ -45,6 +45,37 @@ class AgentOptions:
     repeat: int = 0
     #: returns the environment that executes this instance's calls, or None when there is none
     environment: Callable[[Instance], Environment | None] | None = None
+
+
+@runtime_checkable
+class PlansFirstRequest(Protocol):
+    """An agent whose first request is not the template's chat messages (DEER sends a raw
+    prompt); the runner uses it to order work for prompt-prefix reuse."""
+
+    def first_request(self, instance: Instance, template: Template) -> ChatRequest: ...
+
+
+@runtime_checkable
+class NeedsTemplateMethods(Protocol):
+    """An agent that calls template methods beyond the base ones (DEER: ``prompt`` and
+    ``teacher_forced_prompt``); the runner checks the template has them before any work."""
+
+    needs_template_methods: tuple[str, ...]
+
+
+@runtime_checkable
+class HasDefaultMaxTokens(Protocol):
+    """An agent with its own generation budget per turn (DEER: 128 tokens)."""
+
+    default_max_tokens: int
+
+
+@runtime_checkable
+class BindsInstances(Protocol):
+    """A model that answers from the instances themselves (the oracle, a replay of recorded
+    outputs): it is given them before the run."""
+
+    def bind(self, instances: list[Instance], template: Template, *, stepwise: bool) -> None: ...
 
 
 class Agent(Protocol):
@@ -129,7 +160,44 @@ async def execute_call(env: Environment, call: ToolCall) -> tuple[Any, str | Non
 
 # -- environments ------------------------------------------------------------------------------------
 
-ENV_SOURCE_PREFIX = "env:"
+
+@runtime_checkable
+class RunsPrograms(Protocol):
+    """An environment that runs a whole program from a seeded start and reports its outcome
+    (an object with ``state``, ``observations``, ``crashed``, ``error``, ``reason``,
+    ``failed_call`` and ``n_calls``)."""
+
+    def run(self, calls: list[ToolCall], seed: int) -> Any: ...
+
+
+@runtime_checkable
+class ChecksOutcomes(Protocol):
+    """An environment that judges a final state against the label programs' final states."""
+
+    def label_states(self, programs: list[list[ToolCall]], seed: int) -> list[dict[str, Any]]: ...
+
+    def check(self, state: dict[str, Any], labels: list[dict[str, Any]]) -> Any: ...
+
+
+@runtime_checkable
+class HasState(Protocol):
+    """An environment whose current state can be read."""
+
+    def state(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class RendersActions(Protocol):
+    """An environment with its own text form of a call (e.g. household's normalised names)."""
+
+    def action_text(self, call: ToolCall) -> str: ...
+
+
+@runtime_checkable
+class ScoresPlans(Protocol):
+    """An environment that defines a plan similarity (household: VirtualHome's LCS)."""
+
+    def plan_lcs(self, pred: list[ToolCall], refs: list[list[ToolCall]]) -> float: ...
 
 
 def instance_seed(instance: Instance) -> int:
@@ -141,80 +209,88 @@ def instance_seed(instance: Instance) -> int:
         return 0
 
 
-def environment_for(instance: Instance) -> Environment | None:
-    """The built-in environment of an ``env:<name>`` instance, reset to its seed; else None."""
-    src = instance.source or ""
-    if not src.startswith(ENV_SOURCE_PREFIX):
-        return None
-    from toollab.envs.base import get_env
-
-    env: Environment = get_env(src[len(ENV_SOURCE_PREFIX) :], seed=instance_seed(instance))
-    return env
+def label_programs(instance: Instance) -> list[list[ToolCall]]:
+    """The gold program and its acceptable alternatives (the empty program for a no-call)."""
+    programs: list[list[ToolCall]] = [list(instance.gold)]
+    programs.extend(list(alt) for alt in instance.alternatives)
+    return programs
 
 
-def execute_program(env: Environment, instance: Instance, calls: list[ToolCall]) -> dict[str, Any]:
+def execute_program(env: Environment, instance: Instance, calls: list[ToolCall]) -> ExecutionRecord:
     """Run a whole predicted program in ``env`` and check its final state against the labels.
 
-    Returns the ``Prediction.execution`` record: final ``state``, ``observations``, ``crashed``
-    (with ``error`` / ``reason``), the executed ``actions`` and, when the environment can check
-    outcomes, ``labels_states`` (the gold and alternative programs' final states) and ``success`` /
-    ``precision`` / ``recall`` / ``f1`` against the best of them.
+    The record holds the final ``state``, ``observations``, ``crashed`` (with ``error`` /
+    ``reason``), the executed ``actions`` and, when the environment checks outcomes,
+    ``labels_states`` (the gold and alternative programs' final states) and ``success`` /
+    ``precision`` / ``recall`` / ``f1`` against the best of them; an environment that scores
+    plans adds ``lcs``.
     """
-    seed = instance_seed(instance)
-    run = getattr(env, "run", None)
-    if run is None:  # a bare executor: calls one by one, stop at the first failure
+    if not isinstance(env, RunsPrograms):  # a bare executor: calls one by one, stop at a failure
         observations: list[Any] = []
         for i, call in enumerate(calls):
             try:
                 observations.append(env.execute(call))
             except Exception as exc:
-                return {
-                    "observations": observations,
-                    "crashed": True,
-                    "error": f"{type(exc).__name__}: {exc}",
-                    "failed_call": i,
-                    "n_calls": len(calls),
-                    "actions": [render_action(env, c) for c in calls[: i + 1]],
-                }
-        return {
-            "observations": observations,
-            "crashed": False,
-            "n_calls": len(calls),
-            "actions": [render_action(env, c) for c in calls],
-        }
-    execution = run(calls, seed)
-    record: dict[str, Any] = execution.model_dump(mode="json")
+                return ExecutionRecord(
+                    observations=observations,
+                    crashed=True,
+                    error=f"{type(exc).__name__}: {exc}",
+                    failed_call=i,
+                    n_calls=len(calls),
+                    actions=[render_action(env, c) for c in calls[: i + 1]],
+                )
+        return ExecutionRecord(
+            observations=observations,
+            n_calls=len(calls),
+            actions=[render_action(env, c) for c in calls],
+        )
+    execution = env.run(calls, instance_seed(instance))
     done = calls if execution.failed_call is None else calls[: execution.failed_call + 1]
-    record["actions"] = [render_action(env, c) for c in done]
+    record = ExecutionRecord(
+        state=None if execution.crashed else dict(execution.state),
+        observations=list(execution.observations),
+        crashed=bool(execution.crashed),
+        error=execution.error,
+        reason=execution.reason,
+        failed_call=execution.failed_call,
+        n_calls=int(execution.n_calls),
+        actions=[render_action(env, c) for c in done],
+    )
+    if isinstance(env, ScoresPlans):
+        record.lcs = float(env.plan_lcs(list(calls), label_programs(instance)))
     if execution.crashed:
-        record.update(success=False, precision=0.0, recall=0.0, f1=0.0)
+        record.success, record.precision, record.recall, record.f1 = False, 0.0, 0.0, 0.0
         return record
-    record.update(check_state(env, instance, execution.state))
-    return record
+    return check_state(env, instance, record)
 
 
-def check_state(env: Environment, instance: Instance, state: dict[str, Any]) -> dict[str, Any]:
-    """``success`` / ``precision`` / ``recall`` / ``f1`` of a final state against the labels'
-    final states (the best of the gold and alternative programs; an instance whose right answer
-    is no call has the empty program as its label); ``{}`` when not checkable."""
-    check = getattr(env, "check", None)
-    label_states = getattr(env, "label_states", None)
-    if check is None or label_states is None:
-        return {}
-    programs = [list(instance.gold), *[list(alt) for alt in instance.alternatives]]
+def check_state(env: Environment, instance: Instance, record: ExecutionRecord) -> ExecutionRecord:
+    """Fill ``record``'s check fields: ``success`` / ``precision`` / ``recall`` / ``f1`` of its
+    final state against the labels' final states (the best of the gold and alternative programs;
+    an instance whose right answer is no call has the empty program as its label).  Unchanged
+    when the environment cannot check outcomes or there is no state."""
+    if not isinstance(env, ChecksOutcomes) or record.state is None:
+        return record
+    programs = label_programs(instance)
     try:
-        labels = label_states(programs, instance_seed(instance))
+        labels = env.label_states(programs, instance_seed(instance))
     except Exception as exc:  # the data's own label does not execute: say so, score as failure
-        return {"label_error": f"{type(exc).__name__}: {exc}", "success": False}
-    result = check(state, labels)
-    out: dict[str, Any] = result.model_dump(mode="json")
-    out["labels_states"] = labels
-    out["labels_actions"] = [[render_action(env, c) for c in prog] for prog in programs if prog]
-    return out
+        record.label_error = f"{type(exc).__name__}: {exc}"
+        record.success = False
+        return record
+    result = env.check(record.state, labels)
+    record.success = bool(result.success)
+    record.precision = float(result.precision)
+    record.recall = float(result.recall)
+    record.f1 = float(result.f1)
+    record.label = result.label
+    record.details = dict(getattr(result, "details", {}) or {})
+    record.labels_states = labels
+    record.labels_actions = [[render_action(env, c) for c in prog] for prog in programs if prog]
+    return record
 
 
 def render_action(env: Any, call: ToolCall) -> str:
     """A call as the action string sequence metrics compare, in the environment's own form when
     it has one (e.g. household object names normalised)."""
-    text = getattr(env, "action_text", None)
-    return str(text(call)) if callable(text) else call.action_text()
+    return str(env.action_text(call)) if isinstance(env, RendersActions) else call.action_text()

@@ -22,10 +22,10 @@ from collections.abc import Callable
 
 from toollab.agents.base import AgentOptions, failed_parse, register_agent, timings_of, usage_of
 from toollab.errors import UsageError
-from toollab.eval.record import Prediction, Step
 from toollab.models.base import ChatRequest, Model, ModelOutput
 from toollab.parsing.deer import BEGIN, CALL, END, NO_CALL, RESPONSE, SEARCH
 from toollab.schema import Decision, Instance
+from toollab.schema.record import Prediction, Step
 from toollab.templates.base import Template
 
 DEER_STOP = [SEARCH, RESPONSE, END, NO_CALL]
@@ -75,6 +75,13 @@ class DeerAgent:
     default_max_tokens = DEER_MAX_TOKENS
     #: template methods this agent calls (checked before a run starts)
     needs_template_methods = ("prompt", "teacher_forced_prompt")
+
+    def first_request(self, instance: Instance, template: Template) -> ChatRequest:
+        """Round 1's request: the template's raw DEER prompt."""
+        prompt_of = getattr(template, "prompt", None)
+        if not callable(prompt_of):
+            raise UsageError(f"agent 'deer' needs a template with prompt, not {template.name!r}")
+        return ChatRequest(prompt=prompt_of(instance), tag=instance.id)
 
     async def run(
         self, instance: Instance, model: Model, template: Template, options: AgentOptions

@@ -21,6 +21,7 @@ from typing import Any
 from toollab.agents.base import (
     AgentOptions,
     Environment,
+    HasState,
     check_state,
     execute_call,
     failed_parse,
@@ -30,10 +31,10 @@ from toollab.agents.base import (
     timings_of,
     usage_of,
 )
-from toollab.eval.record import Prediction, Step
 from toollab.models.base import ChatRequest, Message, Model, ModelOutput
 from toollab.parsing import ParseResult
 from toollab.schema import Instance, ToolCall
+from toollab.schema.record import ExecutionRecord, Prediction, Step
 from toollab.templates.base import Template
 
 FINISH = "finish"
@@ -160,19 +161,18 @@ class ReactAgent:
             parsed_all = ParseResult.fail(
                 reasons[-1] if reasons else f"no call and no answer in {len(steps)} turns"
             )
-        execution: dict[str, Any] = {
-            "crashed": error is not None,
-            "actions": [render_action(env, c) for c in made],
-            "observations": observations,
-            "turns": len(steps),
-            "ended_by": ended_by,
-            "finished": ended_by == FINISH,
-            "answer": answer,
-        }
-        state = getattr(env, "state", None) if env is not None else None
-        if env is not None and callable(state):
-            execution["state"] = state()
-            execution.update(check_state(env, instance, execution["state"]))
+        execution = ExecutionRecord(
+            crashed=error is not None,
+            actions=[render_action(env, c) for c in made],
+            observations=observations,
+            turns=len(steps),
+            ended_by=ended_by,
+            finished=ended_by == FINISH,
+            answer=answer,
+        )
+        if isinstance(env, HasState):
+            execution.state = env.state()
+            check_state(env, instance, execution)
         timings = timings_of(outputs)
         timings["total_s"] = time.perf_counter() - t0
         return Prediction(

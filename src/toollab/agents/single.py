@@ -17,17 +17,19 @@ import time
 
 from toollab.agents.base import (
     AgentOptions,
+    ScoresPlans,
     execute_program,
     failed_parse,
+    label_programs,
     read_output,
     register_agent,
     timings_of,
     usage_of,
 )
-from toollab.eval.record import Prediction
 from toollab.models.base import ChatRequest, GenerateOptions, Model, ModelOutput
 from toollab.parsing import ParseResult
 from toollab.schema import Instance
+from toollab.schema.record import ExecutionRecord, Prediction
 from toollab.templates.base import Template
 
 
@@ -121,13 +123,16 @@ def _execute(pred: Prediction, instance: Instance, options: AgentOptions) -> Pre
     if env is None:
         return pred
     if pred.parsed.is_error:
-        pred.execution = {
-            "crashed": True,
-            "error": f"unparsable output: {pred.parsed.error}",
-            "reason": "format",
-            "success": False,
-            "f1": 0.0,
-        }
+        record = ExecutionRecord(
+            crashed=True,
+            error=f"unparsable output: {pred.parsed.error}",
+            reason="format",
+            success=False,
+            f1=0.0,
+        )
+        if isinstance(env, ScoresPlans):
+            record.lcs = float(env.plan_lcs([], label_programs(instance)))
+        pred.execution = record
         return pred
     pred.execution = execute_program(env, instance, list(pred.parsed.calls))
     return pred

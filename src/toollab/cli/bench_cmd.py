@@ -13,7 +13,7 @@ from rich.progress import TaskID
 from rich.table import Table
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors, progress
-from toollab.eval.record import Prediction
+from toollab.schema.record import Prediction
 
 
 def register(app: typer.Typer) -> None:
@@ -58,24 +58,28 @@ def _fmt(v: float | None, pct: bool = True) -> str:
     return f"{100 * v:.1f}" if pct else f"{v:.1f}"
 
 
-#: short column headers (the table fits 80 columns) and what they mean
-COLUMNS = (
-    ("env", "environment"),
-    ("n", "test instances"),
-    ("ok", "success %"),
-    ("crash", "crash rate %"),
-    ("dF1", "dict-F1 %"),
-    ("tool", "Tool F1 %"),
-    ("param", "Param F1 %"),
-    ("dec", "decision accuracy %"),
-    ("cx", "API complexity of the test split"),
-    ("s", "seconds"),
-)
+def columns() -> list[tuple[str, str]]:
+    """(header, meaning) of every column: the figures under their one label and definition."""
+    from toollab.eval.bench import FIGURES
+
+    figs = [(f.label, f"(%) {f.definition}") for f in FIGURES if f.name != "lcs"]
+    return [
+        ("env", "environment"),
+        ("n", "test instances"),
+        *figs,
+        ("cx", "API complexity of the test split"),
+    ]
+
+
+FIGURE_ORDER = ("success", "crash_rate", "dict_f1", "tool_f1", "param_f1", "decision_acc")
 
 
 def print_table(result: Any, out: Console | None = None) -> None:
-    """The per-environment table (readable at 80 columns), a legend and household's LCS."""
+    """The per-environment table (readable at 80 columns), a legend and the plan LCS."""
+    from toollab.eval.bench import FIGURES
+
     out = out or console
+    cols = columns()
     table = Table(
         title=f"toollab bench: {result.model} ({'constrained' if result.constrained else 'free'} "
         f"decoding, {result.limit} test instances per environment, {result.wall_s:.0f} s)",
@@ -86,40 +90,25 @@ def print_table(result: Any, out: Console | None = None) -> None:
         padding=(0, 1),
         collapse_padding=True,
     )
-    for head, _meaning in COLUMNS:
+    for head, _meaning in cols:
         table.add_column(head, justify="left" if head == "env" else "right", no_wrap=True)
     for e in result.envs:
         table.add_row(
             e.env,
             str(e.n),
-            _fmt(e.success),
-            _fmt(e.crash_rate),
-            _fmt(e.dict_f1),
-            _fmt(e.tool_f1),
-            _fmt(e.param_f1),
-            _fmt(e.decision_acc),
+            *[_fmt(getattr(e, k)) for k in FIGURE_ORDER],
             _fmt(e.api_complexity, False),
-            f"{e.seconds:.0f}",
         )
     o = result.overall()
     table.add_section()
-    table.add_row(
-        "mean",
-        "",
-        _fmt(o["success"]),
-        _fmt(o["crash_rate"]),
-        _fmt(o["dict_f1"]),
-        _fmt(o["tool_f1"]),
-        _fmt(o["param_f1"]),
-        _fmt(o["decision_acc"]),
-        "",
-        "",
-    )
+    table.add_row("mean", "", *[_fmt(o[k]) for k in FIGURE_ORDER], "")
     out.print(table)
-    out.print(", ".join(f"{h} = {m}" for h, m in COLUMNS[2:]), soft_wrap=False)
+    for head, meaning in cols[2:]:
+        out.print(f"{head}: {meaning}", soft_wrap=False, highlight=False)
+    lcs = next(f for f in FIGURES if f.name == "lcs")
     for e in result.envs:
         if e.lcs is not None:
-            out.print(f"{e.env}: LCS to the closest reference plan {_fmt(e.lcs)} %")
+            out.print(f"{e.env}: {lcs.label} {_fmt(e.lcs)} % ({lcs.definition})", highlight=False)
     if result.report:
         out.print(f"report: {result.report}")
 
@@ -164,7 +153,8 @@ def bench_cmd(
     model act, execute its calls, and report success, crash rate, dict-F1, Tool/Param F1 and
     decision accuracy per environment, plus an HTML report in OUT/report.html."""
     from toollab.cli.generate_cmd import resolve_envs
-    from toollab.envs.bench import DEFAULT_LIMIT, run_bench
+    from toollab.eval.bench import DEFAULT_LIMIT, run_bench
+    from toollab.report import write_bench_report
 
     names = resolve_envs(envs)
     bars = _Bars(quiet=as_json)
@@ -180,6 +170,7 @@ def bench_cmd(
             constrained=constrained,
             max_tokens=max_tokens,
             progress=bars,
+            reporter=write_bench_report,
         )
     finally:
         bars.close()

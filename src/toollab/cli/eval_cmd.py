@@ -12,7 +12,7 @@ from rich.table import Table
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors, progress
 from toollab.errors import UsageError
-from toollab.eval.record import Prediction
+from toollab.schema.record import Prediction
 
 OptionOpt = typer.Option(
     [],
@@ -69,11 +69,19 @@ class _Bar:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.stop()
+            self.bar = None
+
+    # -- as the progress of evaluate(): its one task reports to this bar
+    def task_started(self, name: str, total: int) -> _Bar:
+        return self
+
+    def task_finished(self, log: object) -> None:
+        return None
 
 
 def print_results(results: dict[str, Any], title: str) -> None:
     """Every scorer's figures as one table on stderr."""
-    from toollab.report.runs import fmt_value
+    from toollab.report.runs import figure_definition, fmt_value
 
     table = Table(title=title, title_justify="left")
     table.add_column("scorer")
@@ -82,8 +90,9 @@ def print_results(results: dict[str, Any], title: str) -> None:
     ci = results.get("ci95") or {}
     for scorer, figs in (results.get("metrics") or {}).items():
         for i, (name, value) in enumerate(figs.items()):
+            label = figure_definition(results, scorer, name).get("label") or name
             table.add_row(
-                scorer if i == 0 else "", name, fmt_value(value, ci.get(scorer, {}).get(name))
+                scorer if i == 0 else "", label, fmt_value(value, ci.get(scorer, {}).get(name))
             )
     console.print(table)
     cov = results.get("coverage") or {}
@@ -114,7 +123,8 @@ def eval_cmd(
         "--model",
         "-m",
         help="Model string (provider:model), e.g. bundled:smollm2-135m, llamacpp:/m.gguf, "
-        "openai:NAME@URL, oracle (gold answers), fake:/script.json.",
+        "openai:NAME@URL, oracle (gold answers), fake:/script.json, "
+        "replay:/outputs.jsonl (outputs recorded elsewhere, by instance id).",
     ),
     data: Path = typer.Option(
         ..., "--data", "-d", help="Dataset folder or file (upstream layout)."
@@ -144,10 +154,13 @@ def eval_cmd(
         1, "--repeats", "-k", min=1, help="Run every instance k times; figures get mean ± 95 % CI."
     ),
     seed: int = typer.Option(0, "--seed", help="Sampling seed; repeat r uses seed + r."),
-    constrained: bool = typer.Option(
-        False,
+    constrained: bool | None = typer.Option(
+        None,
         "--constrained/--no-constrained",
-        help="Constrain decoding to the call schema (backends that support it).",
+        help="Constrain decoding to the call schema. Default: wherever the backend can "
+        "(llama.cpp, OpenAI-compatible); --no-constrained is the papers' unconstrained protocol. "
+        "run.json records which was used.",
+        show_default=False,
     ),
     max_tokens: int | None = typer.Option(
         None, "--max-tokens", min=1, help="Tokens per model turn (default 256; DEER 128)."
@@ -180,32 +193,37 @@ def eval_cmd(
     An interrupted run continues where it stopped when the same command is run again.
     """
     from toollab.cli.data_cmd import parse_options
-    from toollab.eval.runner import EvalConfig, run_eval
+    from toollab.eval.store import RESULTS, read_json
+    from toollab.eval.task import Task, evaluate
 
-    config = EvalConfig(
-        model=model,
-        data=str(data),
+    task = Task(
+        dataset=data,
         format=fmt,
         data_options=parse_options(option),
         agent=agent,
         template=template,
-        metrics=list(metrics),
+        scorers=list(metrics),
         limit=limit,
-        repeats=repeats,
-        seed=seed,
-        constrained=constrained,
         max_tokens=max_tokens,
-        temperature=temperature,
-        top_p=top_p,
         max_turns=max_turns,
-        timeout=timeout,
-        concurrency=concurrency,
-        judge=judge,
-        judge_cache=str(judge_cache) if judge_cache is not None else None,
+        run_dir=out,
     )
     bar = _Bar(f"eval {model}")
     try:
-        outcome = run_eval(config, out, progress=bar)
+        log = evaluate(
+            task,
+            model,
+            repeats=repeats,
+            seed=seed,
+            constrained=constrained,
+            temperature=temperature,
+            top_p=top_p,
+            timeout=timeout,
+            concurrency=concurrency,
+            judge=judge,
+            judge_cache=judge_cache,
+            progress=bar,
+        )
     except KeyboardInterrupt:
         bar.close()
         console.print(
@@ -215,20 +233,25 @@ def eval_cmd(
         raise typer.Exit(130) from None
     finally:
         bar.close()
-    if outcome.repaired_bytes:
+    (ran,) = log.tasks
+    results = read_json(Path(ran.run_dir) / RESULTS)
+    session = results.get("session") or {}
+    if session.get("repaired_bytes"):
         console.print(
-            f"cut a partial last line ({outcome.repaired_bytes} bytes) left by an interrupted run",
+            f"cut a partial last line ({session['repaired_bytes']} bytes) left by an interrupted "
+            "run",
             highlight=False,
         )
-    if outcome.resumed:
+    if session.get("resumed"):
         console.print(
-            f"resumed: {outcome.previous} predictions were already done, {outcome.new} new",
+            f"resumed: {session.get('previous_predictions', 0)} predictions were already done, "
+            f"{session.get('new_predictions', 0)} new",
             highlight=False,
         )
     if json_out:
-        emit_json({"out": str(out), **outcome.results})
+        emit_json({"out": str(out), **results})
         return
-    print_results(outcome.results, f"{outcome.config['dataset_name']} · {model}")
+    print_results(results, f"{ran.spec.get('dataset_name')} · {model}")
     console.print(f"results: {Path(out) / 'results.json'}", highlight=False)
 
 

@@ -17,7 +17,6 @@ during execution makes it *crashed* (no partial credit), exactly as the upstream
 
 from __future__ import annotations
 
-import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -27,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from toollab.errors import ToolExecutionError, did_you_mean
 from toollab.registry import Registry
 from toollab.schema import Tool, ToolCall
+from toollab.schema.measures import canonical_json, dict_prf, same_value  # noqa: F401 (re-exported)
 from toollab.tools.decorator import ToolFunction
 from toollab.tools.execution import CallFailure, CallResult, prepare_call
 from toollab.tools.pool import ToolPool
@@ -89,47 +89,7 @@ class CheckResult(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)
 
 
-def dict_prf(pred: dict[str, Any], label: dict[str, Any]) -> tuple[float, float, float]:
-    """SambaNova's ``compute_f1_between_dicts``: overlap = keys of ``pred`` with equal values.
-
-    Two empty dicts agree perfectly; an empty prediction against a non-empty label scores 0.
-    """
-    if not pred and not label:
-        return 1.0, 1.0, 1.0
-    overlap = sum(1 for k, v in pred.items() if k in label and _same(label[k], v))
-    p = overlap / len(pred) if pred else 0.0
-    r = overlap / len(label) if label else 0.0
-    f = 2 * p * r / (p + r) if p + r > 0 else 0.0
-    return p, r, f
-
-
-def same_value(a: Any, b: Any) -> bool:
-    """Whether two JSON values are equal, numbers by value at any depth (``160 == 160.0``, within
-    1e-9); a boolean equals only a boolean; other values by their canonical JSON text."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, float) or isinstance(b, float):
-        try:
-            return abs(float(a) - float(b)) < 1e-9
-        except (TypeError, ValueError):
-            return False
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
-    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
-    return _canon(a) == _canon(b)
-
-
-_same = same_value
-
-
-def _canon(v: Any) -> str:
-    return json.dumps(v, sort_keys=True, ensure_ascii=False, default=str)
-
-
-def canonical_json(v: Any) -> str:
-    """A stable text form of a JSON value (sorted keys)."""
-    return _canon(v)
+_canon = canonical_json
 
 
 @runtime_checkable

@@ -352,7 +352,7 @@ def split_complexity(
 ) -> float | None:
     """SambaNova's API complexity score S(T, X, D) of ``tests`` against the demonstration
     examples ``examples`` (Call instances only; D = the environment's tools)."""
-    from toollab.eval.metrics.execution import api_complexity_score
+    from toollab.schema.measures import api_complexity_score
 
     t, e = _programs(tests), _programs(examples)
     if not t or not e:
@@ -368,7 +368,7 @@ def loo_complexity(env_name: str, instances: Sequence[Instance]) -> float | None
     of the training data (a case never counts as its own demonstration; another case with the
     same API combination does).  ``None`` with fewer than two Call instances.
     """
-    from toollab.eval.metrics.execution import complexity_distance
+    from toollab.schema.measures import complexity_distance
 
     progs = _programs(instances)
     if len(progs) < 2:

@@ -129,7 +129,7 @@ class HouseholdEnv(Environment):
     def plan_lcs(self, pred: Sequence[ToolCall], refs: Sequence[Sequence[ToolCall]]) -> float:
         """SambaNova's VirtualHome score: LCS of the action texts over the longer plan, best
         reference kept."""
-        from toollab.eval.metrics.execution import best_lcs
+        from toollab.schema.measures import best_lcs
 
         texts = [self.action_text(c) for c in pred]
         return best_lcs(texts, [[self.action_text(c) for c in r] for r in refs]) or 0.0

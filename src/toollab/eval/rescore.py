@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from toollab.errors import InputError, UsageError
-from toollab.eval.record import Prediction
 from toollab.eval.runner import score_with_judge
 from toollab.eval.store import JUDGE_CACHE, RUN_JSON, read_json, read_predictions
 from toollab.eval.store import check_predictions as store_check
+from toollab.schema.record import Prediction
 
 #: how many offending ids an error message lists
 SHOW_IDS = 5

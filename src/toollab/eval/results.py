@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from toollab.eval.record import Prediction
 from toollab.schema import Instance
+from toollab.schema.record import Prediction
 
 #: ``Prediction.metadata["failure"]`` of instances the runner could not finish
 TIMEOUT = "timeout"
@@ -112,8 +112,11 @@ def score_predictions(
         for name, res in scored.items():
             per_repeat[name].append(res)
 
+    from toollab.eval.metrics.sample import figure_definitions
+
     out: dict[str, Any] = {
         "scorers": [sc.name for sc in scorers],
+        "definitions": figure_definitions(scorers),
         "metrics": {},
         "breakdown": {},
         "errors": {},
@@ -152,6 +155,11 @@ def score_predictions(
         notes = sorted({n for res in results for n in res.notes})
         if notes:
             out["notes"][name] = notes
+    # every sample's scores, by scorer, keyed ``id`` (``id@repeat`` for repeats > 0)
+    out["per_sample"] = {
+        name: {k: row for res in results for k, row in res.per_instance.items()}
+        for name, results in per_repeat.items()
+    }
     out["counts"] = prediction_counts(preds, len(instances), repeats)
     out["timing"] = timing_summary(preds)
     return out

@@ -29,14 +29,23 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from toollab.agents.base import Agent, AgentOptions, environment_for, failed_parse
+from toollab.agents.base import (
+    Agent,
+    AgentOptions,
+    BindsInstances,
+    Environment,
+    HasDefaultMaxTokens,
+    NeedsTemplateMethods,
+    PlansFirstRequest,
+    failed_parse,
+)
 from toollab.errors import InputError, UsageError
 from toollab.eval.integrity import integrity_fields
-from toollab.eval.record import Prediction
 from toollab.eval.results import CRASH, TIMEOUT, score_predictions, select_scorers
 from toollab.eval.store import JUDGE_CACHE, MAX_REPEATS, RunStore, check_predictions, done_keys
 from toollab.models.base import ChatRequest, GenerateOptions, Model
 from toollab.schema import Instance
+from toollab.schema.record import Prediction
 from toollab.templates.base import Template
 
 #: template used when ``--template`` is not given, by canonical dataset format
@@ -45,6 +54,8 @@ DEFAULT_TEMPLATES = {"seal-tools": "seal", "bfcl": "python", "deer": "deer", "to
 DEFAULT_AGENTS = {"deer": "deer", "tooleyes": "react"}
 FALLBACK_TEMPLATE = "json"
 FALLBACK_AGENT = "single"
+#: how a dataset file names the built-in environment of an instance (``env:<name>``)
+ENV_SOURCE_PREFIX = "env:"
 DEFAULT_MAX_TOKENS = 256
 
 #: run.json fields that must match for a run to continue in the same directory
@@ -85,7 +96,8 @@ class EvalConfig(BaseModel):
     limit: int | None = Field(default=None, ge=0)
     repeats: int = Field(default=1, ge=1, le=MAX_REPEATS)
     seed: int = 0
-    constrained: bool = False
+    #: constrain decoding to the call schema; ``None`` = wherever the backend can
+    constrained: bool | None = None
     max_tokens: int | None = Field(default=None, ge=1)
     temperature: float = Field(default=0.0, ge=0.0)
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
@@ -116,6 +128,8 @@ class EvalOutcome:
     results: dict[str, Any]
     config: dict[str, Any]
     resumed: bool = False
+    #: every prediction of the run (those already there and the new ones)
+    predictions: list[Prediction] = field(default_factory=list)
     #: predictions already in the directory when the run started
     previous: int = 0
     #: predictions made by this call
@@ -130,11 +144,15 @@ def resolve_format(fmt: str) -> str:
     return get_adapter(fmt).name
 
 
-def load_instances(config: EvalConfig) -> tuple[Any, list[Instance]]:
-    """The dataset and the instances this run covers (the first ``limit``)."""
+def load_instances(config: EvalConfig, dataset: Any = None) -> tuple[Any, list[Instance]]:
+    """The dataset (read from ``config.data`` unless given) and the instances this run covers
+    (the first ``limit``)."""
     from toollab.data import load_dataset
 
-    ds = load_dataset(config.data, config.format, **config.data_options)
+    if dataset is not None:
+        ds = dataset
+    else:
+        ds = load_dataset(config.data, config.format, **config.data_options)
     instances = list(ds.instances)
     if config.limit is not None:
         instances = instances[: config.limit]
@@ -143,27 +161,35 @@ def load_instances(config: EvalConfig) -> tuple[Any, list[Instance]]:
     return ds, instances
 
 
-def resolved_config(config: EvalConfig, dataset: Any, n_instances: int) -> dict[str, Any]:
-    """The ``run.json`` content: the configuration with every default filled in."""
+def resolved_config(
+    config: EvalConfig, dataset: Any, n_instances: int, agent: Agent | None = None
+) -> dict[str, Any]:
+    """The ``run.json`` content: the configuration with every default filled in
+    (``constrained`` stays ``None`` until the model says whether it can constrain)."""
     from toollab import __version__
     from toollab.agents.base import get_agent
 
     fmt = resolve_format(config.format)
-    agent = config.agent or DEFAULT_AGENTS.get(fmt, FALLBACK_AGENT)
+    name = (agent.name if agent is not None else config.agent) or DEFAULT_AGENTS.get(
+        fmt, FALLBACK_AGENT
+    )
     template = config.template or DEFAULT_TEMPLATES.get(fmt, FALLBACK_TEMPLATE)
-    max_tokens = config.max_tokens or getattr(get_agent(agent), "default_max_tokens", None)
+    chosen = agent if agent is not None else get_agent(name)
+    default = chosen.default_max_tokens if isinstance(chosen, HasDefaultMaxTokens) else None
+    max_tokens = config.max_tokens or default
     return {
         "model": config.model,
         "data": str(Path(config.data).resolve()),
         "format": fmt,
         "data_options": dict(config.data_options),
-        "agent": agent,
+        "agent": name,
         "template": template,
         "metrics": list(config.metrics),
         "limit": config.limit,
         "repeats": config.repeats,
         "seed": config.seed,
         "constrained": config.constrained,
+        "constrained_by": "default" if config.constrained is None else "option",
         "max_tokens": max_tokens or DEFAULT_MAX_TOKENS,
         "temperature": config.temperature,
         "top_p": config.top_p,
@@ -184,22 +210,31 @@ def run_eval(
     *,
     model: Model | None = None,
     progress: ProgressSink | None = None,
-    environment: Callable[[Instance], Any] | None = environment_for,
+    environment: Callable[[Instance], Environment | None] | None = None,
+    dataset: Any = None,
+    agent: Agent | None = None,
 ) -> EvalOutcome:
     """Run (or continue) an evaluation into ``out`` and write its ``results.json``.
 
-    ``model`` overrides ``config.model`` with a ready model object (its ``name`` is recorded).
+    ``model`` overrides ``config.model`` with a ready model object (its ``name`` is recorded);
+    ``dataset`` gives the instances in memory (``config.data`` then only names where they are
+    kept); ``agent`` gives a ready agent object; ``environment`` returns the environment that
+    executes an instance's calls (``None``: the one :func:`environment_of` finds for the
+    dataset).
     """
     from toollab.agents.base import get_agent
     from toollab.templates.base import get_template
 
     started = time.perf_counter()
-    dataset, instances = load_instances(config)
+    dataset, instances = load_instances(config, dataset)
     if model is not None:
-        config = config.model_copy(update={"model": getattr(model, "name", "") or "model"})
-    run_config = resolved_config(config, dataset, len(instances))
+        config = config.model_copy(update={"model": model.name or "model"})
+    run_config = resolved_config(config, dataset, len(instances), agent)
     template = get_template(run_config["template"])
-    agent = get_agent(run_config["agent"])
+    if agent is None:
+        agent = get_agent(run_config["agent"])
+    if environment is None:
+        environment = environment_of(instances)
     _check_agent_template(agent, template)
     by_id = {inst.id: inst for inst in instances}
     select_scorers(by_id, config.metrics or None)  # a bad --metrics fails before any work
@@ -208,37 +243,48 @@ def run_eval(
 
         check_cache_path(config.judge_cache)  # so does a judge cache that cannot be written
 
-    with RunStore(out) as store:
-        resumed = store.check(run_config, IDENTITY_FIELDS)  # another run here: fail, write nothing
-        existing = store.load()
-        check_predictions(  # the checks `toollab score` applies: no foreign or duplicated line
-            existing,
-            ids={inst.id for inst in instances},
-            fingerprint=dataset.fingerprint,
-            path=store.predictions_path,
-            repeats=config.repeats,
-            dataset=f"this run ({len(instances)} instances of {dataset.name!r})",
-        )
-        done = done_keys(existing)
-        pending = [
-            (inst, r)
-            for inst in instances
-            for r in range(config.repeats)
-            if (inst.id, r) not in done
-        ]
-        owned = model is None
-        active: Model | None = None
-        new: list[Prediction] = []
-        try:
+    owned = model is None
+    active: Model | None = model
+    new: list[Prediction] = []
+    try:
+        with RunStore(out) as store:
+            if run_config["constrained"] is None:
+                # the default: constrain wherever the backend can (the run records which)
+                before = store.existing_config() or {}
+                if isinstance(before.get("constrained"), bool):
+                    run_config["constrained"] = before["constrained"]
+                else:
+                    active = active if active is not None else _load_model(run_config["model"])
+                    run_config["constrained"] = bool(active.supports_constraints)
+            resumed = store.check(run_config, IDENTITY_FIELDS)  # another run here: fail
+            existing = store.load()
+            check_predictions(  # the checks `toollab score` applies: no foreign or duplicated line
+                existing,
+                ids={inst.id for inst in instances},
+                fingerprint=dataset.fingerprint,
+                path=store.predictions_path,
+                repeats=config.repeats,
+                dataset=f"this run ({len(instances)} instances of {dataset.name!r})",
+            )
+            done = done_keys(existing)
+            pending = [
+                (inst, r)
+                for inst in instances
+                for r in range(config.repeats)
+                if (inst.id, r) not in done
+            ]
             if pending:
                 # load and check the model before run.json is written: a bad --model leaves no
                 # run behind, and the corrected command starts afresh
-                active = model if model is not None else _load_model(run_config["model"])
+                active = active if active is not None else _load_model(run_config["model"])
                 template = template.with_model(active)  # `chat`: the model's own template
-                _prepare_model(active, instances, template, agent, config.constrained)
+                _prepare_model(active, instances, template, agent, run_config["constrained"])
                 run_config.update(
                     integrity_fields(
-                        instances, constrained=config.constrained, model=active, agent=agent
+                        instances,
+                        constrained=bool(run_config["constrained"]),
+                        model=active,
+                        agent=agent,
                     )
                 )
             else:  # nothing to run: what the run that made the predictions recorded
@@ -249,7 +295,7 @@ def run_eval(
             store.prepare(run_config, IDENTITY_FIELDS)
             if progress is not None:
                 progress.start(len(instances) * config.repeats, len(done))
-            if active is not None:
+            if pending and active is not None:
                 ordered = _order_for_reuse(pending, active, agent, template)
                 options = _options_factory(
                     run_config, environment, template_tools=template.tools_in_chat_template
@@ -268,35 +314,72 @@ def run_eval(
                         progress=progress,
                     )
                 )
-        finally:
-            if owned and active is not None:
-                active.close()
-        preds = existing + new
-        judge_cache = config.judge_cache or str(Path(out) / JUDGE_CACHE)
-        results = score_with_judge(
-            preds, by_id, config.metrics or None, config.judge, judge_cache=judge_cache
-        )
-        results = {
-            "run": run_config,
-            **results,
-            "session": {
-                "resumed": resumed,
-                "previous_predictions": len(existing),
-                "new_predictions": len(new),
-                "wall_s": time.perf_counter() - started,
-            },
-        }
-        store.write_results(results)
-        return EvalOutcome(
-            out=Path(out),
-            results=results,
-            config=run_config,
-            resumed=resumed,
-            previous=len(existing),
-            new=len(new),
-            repaired_bytes=store.repaired_bytes,
-            instances=instances,
-        )
+            preds = existing + new
+            judge_cache = config.judge_cache or str(Path(out) / JUDGE_CACHE)
+            results = score_with_judge(
+                preds, by_id, config.metrics or None, config.judge, judge_cache=judge_cache
+            )
+            results = {
+                "run": run_config,
+                **results,
+                "session": {
+                    "resumed": resumed,
+                    "previous_predictions": len(existing),
+                    "new_predictions": len(new),
+                    "wall_s": time.perf_counter() - started,
+                    "repaired_bytes": store.repaired_bytes,
+                },
+            }
+            store.write_results(results)
+            repaired = store.repaired_bytes
+    finally:
+        if owned and active is not None:
+            active.close()
+    return EvalOutcome(
+        out=Path(out),
+        results=results,
+        config=run_config,
+        resumed=resumed,
+        predictions=preds,
+        previous=len(existing),
+        new=len(new),
+        repaired_bytes=repaired,
+        instances=instances,
+    )
+
+
+def environment_named(name: str) -> Callable[[Instance], Environment | None]:
+    """A factory of the registered environment ``name``, reset to each instance's seed."""
+    from toollab.agents.base import instance_seed
+    from toollab.envs.base import env_class, get_env
+
+    env_class(name)  # an unknown name fails here, with a did-you-mean
+
+    def make(instance: Instance) -> Environment | None:
+        env: Environment = get_env(name, seed=instance_seed(instance))
+        return env
+
+    return make
+
+
+def environment_of(instances: Sequence[Instance]) -> Callable[[Instance], Environment | None]:
+    """The environments of a dataset read from a file: a registered environment named by the
+    instances' ``env:<name>`` source (resolved once, here, so that agents receive their
+    environment instead of looking for it); ``None`` for other instances."""
+    from toollab.envs.base import env_names
+
+    known = set(env_names())
+    factories = {
+        src: environment_named(src.removeprefix(ENV_SOURCE_PREFIX))
+        for src in {inst.source or "" for inst in instances}
+        if src.startswith(ENV_SOURCE_PREFIX) and src.removeprefix(ENV_SOURCE_PREFIX) in known
+    }
+
+    def make(instance: Instance) -> Environment | None:
+        factory = factories.get(instance.source or "")
+        return factory(instance) if factory is not None else None
+
+    return make
 
 
 def score_with_judge(
@@ -326,7 +409,7 @@ def score_with_judge(
 
 def _check_agent_template(agent: Agent, template: Template) -> None:
     """Refuse an agent / template pair that cannot work before any instance runs."""
-    needs: Sequence[str] = getattr(agent, "needs_template_methods", ())
+    needs = agent.needs_template_methods if isinstance(agent, NeedsTemplateMethods) else ()
     missing = [m for m in needs if not callable(getattr(template, m, None))]
     if missing:
         raise UsageError(
@@ -345,9 +428,8 @@ def _prepare_model(
     model: Model, instances: list[Instance], template: Template, agent: Agent, constrained: bool
 ) -> None:
     """Bind the oracle (and any model that wants the instances) and check constraint support."""
-    bind = getattr(model, "bind", None)
-    if callable(bind):
-        bind(instances, template, stepwise=bool(getattr(agent, "stepwise", False)))
+    if isinstance(model, BindsInstances):
+        model.bind(instances, template, stepwise=bool(agent.stepwise))
     if constrained and not model.supports_constraints:
         raise UsageError(
             f"--constrained: model {model.name!r} cannot constrain its output "
@@ -381,9 +463,8 @@ def _options_factory(
 
 def _first_request(agent: Agent, template: Template, inst: Instance) -> ChatRequest:
     """The first request an agent will send for an instance (used only to order the work)."""
-    prompt_of = getattr(template, "prompt", None)
-    if agent.name == "deer" and callable(prompt_of):
-        return ChatRequest(prompt=prompt_of(inst), tag=inst.id)
+    if isinstance(agent, PlansFirstRequest):
+        return agent.first_request(inst, template)
     return ChatRequest(messages=template.messages(inst), tools=list(inst.tools), tag=inst.id)
 
 

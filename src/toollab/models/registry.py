@@ -41,6 +41,7 @@ _BUILTIN_MODULES = (
     "toollab.models.openai_compat",
     "toollab.models.hf",
     "toollab.models.oracle",
+    "toollab.models.replay",
 )
 
 _PLUS_SEGMENT = re.compile(r"\+(?=[A-Za-z_][A-Za-z0-9_]*=)")

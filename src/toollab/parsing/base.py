@@ -8,51 +8,23 @@ output is data to score.
 from __future__ import annotations
 
 from collections.abc import Callable
-from enum import StrEnum
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from toollab.registry import Registry
-from toollab.schema import Decision, ToolCall
 
+# the parse record lives in the schema layer (a prediction holds one); re-exported here
+from toollab.schema.record import ParseResult, ParseStatus
 
-class ParseStatus(StrEnum):
-    CALLS = "calls"
-    NO_CALL = "no_call"
-    ERROR = "error"
-
-
-class ParseResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    status: ParseStatus
-    calls: list[ToolCall] = Field(default_factory=list)
-    #: the answer text for a no-call, or text around the calls (a thought)
-    text: str | None = None
-    thought: str | None = None
-    #: why the output could not be read (status == ERROR)
-    error: str | None = None
-    #: decision read from the output (DEER markers), when the format carries one
-    decision: Decision | None = None
-    #: format-specific details (e.g. DEER: which markers were seen)
-    details: dict[str, Any] = Field(default_factory=dict)
-
-    @classmethod
-    def ok(cls, calls: list[ToolCall], **kw: Any) -> ParseResult:
-        return cls(status=ParseStatus.CALLS, calls=calls, **kw)
-
-    @classmethod
-    def no_call(cls, text: str | None = None, **kw: Any) -> ParseResult:
-        return cls(status=ParseStatus.NO_CALL, text=text, **kw)
-
-    @classmethod
-    def fail(cls, reason: str, **kw: Any) -> ParseResult:
-        return cls(status=ParseStatus.ERROR, error=reason, **kw)
-
-    @property
-    def is_error(self) -> bool:
-        return self.status is ParseStatus.ERROR
+__all__ = [
+    "ParseResult",
+    "ParseStatus",
+    "Parser",
+    "get_parser",
+    "parse",
+    "parser_names",
+    "register_parser",
+    "safe_parse",
+]
 
 
 class Parser(Protocol):

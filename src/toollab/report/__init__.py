@@ -34,5 +34,16 @@ __all__ = [
     "load_runs",
     "render_html",
     "render_markdown",
+    "write_bench_report",
     "write_report",
 ]
+
+
+def write_bench_report(run_dirs: Sequence[Path], out: Path) -> str | None:
+    """The environment suite's report (``OUT/report.html``); its path, or None without runs."""
+    if not run_dirs:
+        return None
+    html, _md, _runs = write_report(
+        list(run_dirs), out / "report.html", title="toollab bench: executable environments"
+    )
+    return str(html)

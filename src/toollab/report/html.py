@@ -18,6 +18,8 @@ from toollab.report.runs import (
     RunView,
     breakdown_table,
     error_table,
+    figure_definition,
+    figure_label,
     fmt_seconds,
     fmt_value,
     runs_with,
@@ -29,14 +31,14 @@ CSS = """
 * { box-sizing: border-box; }
 body { margin:0; font:14px/1.5 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
        color:var(--fg); background:#fbfcfd; }
-main { max-width:1100px; margin:0 auto; padding:28px 32px 64px; }
+main { max-width:1240px; margin:0 auto; padding:28px 32px 64px; }
 h1 { font-size:24px; margin:0 0 4px; }
 h2 { font-size:18px; margin:36px 0 10px; padding-bottom:6px; border-bottom:2px solid var(--line); }
 h3 { font-size:15px; margin:22px 0 8px; color:var(--fg); }
 p.sub { color:var(--muted); margin:0 0 18px; }
 table { border-collapse:collapse; margin:6px 0 14px; background:#fff; font-variant-numeric:tabular-nums;
         box-shadow:0 1px 2px rgba(0,0,0,.04); }
-th, td { border:1px solid var(--line); padding:5px 10px; text-align:left; vertical-align:top; }
+th, td { border:1px solid var(--line); padding:4px 8px; text-align:left; vertical-align:top; }
 th { background:var(--head); font-weight:600; }
 td.num { text-align:right; white-space:nowrap; font-family:ui-monospace, SFMono-Regular, Menlo, monospace; font-size:13px; }
 td.best { font-weight:700; color:var(--accent); }
@@ -54,14 +56,47 @@ def _e(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _num_cells(values: list[Any], texts: list[str], higher_is_better: bool = True) -> str:
+def _best(values: list[Any], higher_is_better: bool) -> Any:
     nums = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
-    best = (max(nums) if higher_is_better else min(nums)) if len(nums) > 1 else None
-    cells = []
-    for v, t in zip(values, texts, strict=True):
-        cls = "num best" if best is not None and v == best and len(set(nums)) > 1 else "num"
-        cells.append(f'<td class="{cls}">{_e(t)}</td>')
-    return "".join(cells)
+    if len(nums) < 2 or len(set(nums)) < 2:
+        return None
+    return max(nums) if higher_is_better else min(nums)
+
+
+def _grid(
+    corner: str,
+    items: list[str],
+    runs: list[RunView],
+    values: list[list[Any]],
+    texts: list[list[str]],
+    *,
+    numeric: bool = True,
+    higher_is_better: bool = True,
+    highlight: bool = True,
+) -> str:
+    """A table of ``values[item][run]``: the runs as rows when there are more runs than items
+    (so that a many-run report, e.g. a 13-environment bench, stays as wide as its figures),
+    else the items as rows; the best run of each item in bold."""
+    best = [_best(row, higher_is_better) if numeric and highlight else None for row in values]
+    cls = "num" if numeric else ""
+
+    def cell(i: int, j: int) -> str:
+        v = values[i][j]
+        mark = " best" if best[i] is not None and v == best[i] else ""
+        return f'<td class="{cls}{mark}">{_e(texts[i][j])}</td>'
+
+    if len(runs) > len(items):
+        head = "".join(f"<th>{item}</th>" for item in items)
+        rows = "".join(
+            f"<tr><th>{_e(r.label)}</th>" + "".join(cell(i, j) for i in range(len(items))) + "</tr>"
+            for j, r in enumerate(runs)
+        )
+        return f"<table><tr><th>run</th>{head}</tr>{rows}</table>"
+    rows = "".join(
+        f"<tr><th>{item}</th>" + "".join(cell(i, j) for j in range(len(runs))) + "</tr>"
+        for i, item in enumerate(items)
+    )
+    return f"<table><tr><th>{_e(corner)}</th>{_run_header(runs)}</tr>{rows}</table>"
 
 
 def _run_header(runs: list[RunView]) -> str:
@@ -69,24 +104,48 @@ def _run_header(runs: list[RunView]) -> str:
 
 
 def _overview(runs: list[RunView]) -> str:
-    rows = []
-    for key, label in RUN_FIELDS:
-        cells = "".join(f"<td>{_e(fmt_value(r.config.get(key)))}</td>" for r in runs)
-        rows.append(f"<tr><th>{_e(label)}</th>{cells}</tr>")
-    paths = "".join(f"<td class='note'>{_e(r.path)}</td>" for r in runs)
-    rows.append(f"<tr><th>directory</th>{paths}</tr>")
-    return f"<table><tr><th></th>{_run_header(runs)}</tr>{''.join(rows)}</table>"
+    items = [_e(label) for _key, label in RUN_FIELDS]
+    values = [[r.config.get(key) for r in runs] for key, _label in RUN_FIELDS]
+    texts = [[fmt_value(v) for v in row] for row in values]
+    dirs = "".join(f"<li><b>{_e(r.label)}</b>: {_e(r.path)}</li>" for r in runs)
+    return _grid("", items, runs, values, texts, numeric=False) + f"<ul class='note'>{dirs}</ul>"
+
+
+def _figure_head(runs: list[RunView], scorer: str, name: str) -> str:
+    """A figure's header: the label every view uses, its definition as a tooltip."""
+    label = figure_label(runs, scorer, name)
+    for r in runs:
+        definition = figure_definition(r.results, scorer, name).get("definition")
+        if definition:
+            return f"<span title='{_e(definition)}'>{_e(label)}</span>"
+    return _e(label)
+
+
+def _legend(runs: list[RunView], scorer: str) -> str:
+    defs: dict[str, Any] = {}
+    for r in runs:
+        defs.update((r.results.get("definitions") or {}).get(scorer) or {})
+    items = "".join(
+        f"<li><b>{_e(d.get('label', name))}</b>: {_e(d.get('definition', ''))}</li>"
+        for name, d in defs.items()
+        if isinstance(d, dict)
+    )
+    return f"<ul class='note'>{items}</ul>" if items else ""
 
 
 def _summary(runs: list[RunView]) -> str:
-    rows = []
+    parts = []
     for scorer, names in scorer_metrics(runs):
-        rows.append(f'<tr><td class="scorer" colspan="{len(runs) + 1}">{_e(scorer)}</td></tr>')
-        for name in names:
-            values = [r.metrics.get(scorer, {}).get(name) for r in runs]
-            texts = [r.metric(scorer, name) for r in runs]
-            rows.append(f"<tr><td>{_e(name)}</td>{_num_cells(values, texts)}</tr>")
-    if not rows:
+        scored = runs_with(runs, scorer)
+        values = [[r.metrics.get(scorer, {}).get(n) for r in scored] for n in names]
+        texts = [[r.metric(scorer, n) for r in scored] for n in names]
+        heads = [_figure_head(scored, scorer, n) for n in names]
+        parts.append(
+            f"<h3>{_e(scorer)}</h3>"
+            + _grid("figure", heads, scored, values, texts)
+            + _legend(scored, scorer)
+        )
+    if not parts:
         return "<p class='note'>No scorer applied to these runs.</p>"
     ci = any(r.ci95 for r in runs)
     note = (
@@ -95,40 +154,35 @@ def _summary(runs: list[RunView]) -> str:
         if ci
         else ""
     )
-    return f"<table><tr><th>figure</th>{_run_header(runs)}</tr>{''.join(rows)}</table>{note}"
+    return "".join(parts) + note
 
 
 def _counts(runs: list[RunView]) -> str:
-    rows = []
+    items: list[str] = []
+    values: list[list[Any]] = []
+    texts: list[list[str]] = []
     for key, label in COUNT_FIELDS:
-        values = [r.counts.get(key) for r in runs]
-        texts = [fmt_value(v) for v in values]
-        rows.append(
-            f"<tr><th>{_e(label)}</th>"
-            + "".join(f'<td class="num">{_e(t)}</td>' for t in texts)
-            + "</tr>"
-        )
+        items.append(_e(label))
+        row = [r.counts.get(key) for r in runs]
+        values.append(row)
+        texts.append([fmt_value(v) for v in row])
     for key, label in (
         ("instance_s_mean", "time per instance (mean)"),
         ("instance_s_p95", "time per instance (p95)"),
     ):
-        texts = [fmt_seconds(r.timing.get(key)) for r in runs]
-        rows.append(
-            f"<tr><th>{_e(label)}</th>"
-            + "".join(f'<td class="num">{_e(t)}</td>' for t in texts)
-            + "</tr>"
-        )
+        items.append(_e(label))
+        row = [r.timing.get(key) for r in runs]
+        values.append(row)
+        texts.append([fmt_seconds(v) for v in row])
     for key, label in (
         ("prompt_tokens", "prompt tokens"),
         ("completion_tokens", "completion tokens"),
     ):
-        texts = [fmt_value(r.timing.get(key)) for r in runs]
-        rows.append(
-            f"<tr><th>{_e(label)}</th>"
-            + "".join(f'<td class="num">{_e(t)}</td>' for t in texts)
-            + "</tr>"
-        )
-    return f"<table><tr><th></th>{_run_header(runs)}</tr>{''.join(rows)}</table>"
+        items.append(_e(label))
+        row = [r.timing.get(key) for r in runs]
+        values.append(row)
+        texts.append([fmt_value(v) for v in row])
+    return _grid("", items, runs, values, texts, highlight=False)
 
 
 def _chart(svg: str | None) -> str:
@@ -148,14 +202,14 @@ def _categories(runs: list[RunView]) -> str:
             xlabel=name,
             salt=f"cat{i}",
         )
-        rows = "".join(
-            f"<tr><td>{_e(g)}</td>{_num_cells(vals, [fmt_value(v) for v in vals])}</tr>"
-            for g, vals in zip(groups, values, strict=True)
+        table = _grid(
+            "category",
+            [_e(g) for g in groups],
+            scored,
+            values,
+            [[fmt_value(v) for v in row] for row in values],
         )
-        parts.append(
-            f"<h3>{_e(scorer)} — {_e(name)} by category</h3>{_chart(svg)}"
-            f"<table><tr><th>category</th>{_run_header(scored)}</tr>{rows}</table>"
-        )
+        parts.append(f"<h3>{_e(scorer)} — {_e(name)} by category</h3>{_chart(svg)}{table}")
     return "".join(parts) or "<p class='note'>No per-category figures in these runs.</p>"
 
 
@@ -173,14 +227,15 @@ def _errors(runs: list[RunView]) -> str:
             salt=f"err{i}",
             fraction=False,
         )
-        rows = "".join(
-            f"<tr><td>{_e(k)}</td>" + _num_cells([-c for c in row], [str(c) for c in row]) + "</tr>"
-            for k, row in zip(kinds, counts, strict=True)
+        table = _grid(
+            "error type",
+            [_e(k) for k in kinds],
+            scored,
+            [list(row) for row in counts],
+            [[str(c) for c in row] for row in counts],
+            higher_is_better=False,
         )
-        parts.append(
-            f"<h3>{_e(scorer)}</h3>{_chart(svg)}"
-            f"<table><tr><th>error type</th>{_run_header(scored)}</tr>{rows}</table>"
-        )
+        parts.append(f"<h3>{_e(scorer)}</h3>{_chart(svg)}{table}")
     return "".join(parts) or "<p class='note'>No errors recorded.</p>"
 
 

@@ -8,6 +8,7 @@ from toollab.report.runs import (
     RunView,
     breakdown_table,
     error_table,
+    figure_label,
     fmt_seconds,
     fmt_value,
     runs_with,
@@ -37,7 +38,8 @@ def render_markdown(runs: list[RunView], title: str = "toollab evaluation report
     rows = []
     for scorer, names in scorer_metrics(runs):
         for name in names:
-            rows.append([f"{scorer} · {name}", *(r.metric(scorer, name) for r in runs)])
+            label = figure_label(runs, scorer, name)
+            rows.append([f"{scorer} · {label}", *(r.metric(scorer, name) for r in runs)])
     lines += _table(["figure", *labels], rows) if rows else ["No scorer applied to these runs."]
     if any(r.ci95 for r in runs):
         lines += [

@@ -161,6 +161,22 @@ def scorer_metrics(runs: list[RunView]) -> list[tuple[str, list[str]]]:
     return list(out.items())
 
 
+def figure_definition(results: dict[str, Any], scorer: str, name: str) -> dict[str, Any]:
+    """A figure's ``{label, definition}`` from a ``results.json`` (``{}`` when its scorer does
+    not define it)."""
+    d = ((results.get("definitions") or {}).get(scorer) or {}).get(name)
+    return d if isinstance(d, dict) else {}
+
+
+def figure_label(runs: Sequence[RunView], scorer: str, name: str) -> str:
+    """The label every view prints for a figure: its scorer's label for it, else its key."""
+    for r in runs:
+        label = figure_definition(r.results, scorer, name).get("label")
+        if label:
+            return str(label)
+    return name
+
+
 def runs_with(runs: list[RunView], scorer: str) -> list[RunView]:
     """The runs that were scored by ``scorer``."""
     return [r for r in runs if scorer in r.metrics]

@@ -4,7 +4,8 @@
 >>> results = score_all(predictions, {i.id: i for i in instances})
 
 Scorers: ``seal_tools``, ``bfcl``, ``deer``, ``deer_baseline``, ``alpha_umi``, ``tooleyes``
-(optional LLM judge), ``execution``, ``dialogue``; corrected variants, run only when named:
+(optional LLM judge), ``environment`` (toollab's environments), ``execution`` (SambaNova
+ToolBench data), ``dialogue``; corrected variants, run only when named:
 ``seal_tools_strict``, ``deer_strict``, ``tooleyes_strict``.  See docs/metrics.md.
 """
 
@@ -13,6 +14,7 @@ from toollab.eval.metrics import (  # noqa: F401  (registration)
     bfcl,
     deer,
     dialogue,
+    environment,
     execution,
     seal_tools,
     tooleyes,

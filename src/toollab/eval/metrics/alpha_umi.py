@@ -23,8 +23,8 @@ from typing import Any, NamedTuple
 
 from toollab.eval.metrics.registry import MetricResult, Scorer, instance_key, scorer
 from toollab.eval.metrics.text_overlap import check_backend, rouge_scores
-from toollab.eval.record import Prediction
 from toollab.schema import Instance
+from toollab.schema.record import Prediction
 
 
 class StepOutput(NamedTuple):

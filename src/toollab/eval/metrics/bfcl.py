@@ -31,9 +31,9 @@ from collections import defaultdict
 from typing import Any
 
 from toollab.eval.metrics.registry import MetricResult, Scorer, instance_key, scorer
-from toollab.eval.record import Prediction
 from toollab.parsing.python_calls import bfcl_decode_ast
 from toollab.schema import Instance
+from toollab.schema.record import Prediction
 
 PYTHON_TYPE_MAPPING: dict[str, type] = {
     "string": str,

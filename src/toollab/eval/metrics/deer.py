@@ -33,8 +33,8 @@ from toollab.eval.metrics.registry import (
     ratio,
     scorer,
 )
-from toollab.eval.record import Prediction
 from toollab.schema import Decision, Instance
+from toollab.schema.record import Prediction
 
 NO_SEARCH_CHAIN = (
     "#Begin# Don't need to look up the API Pool, I can answer this question with my own "

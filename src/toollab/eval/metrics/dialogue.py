@@ -17,8 +17,8 @@ from toollab.eval.metrics.text_overlap import (
     corpus_bleu,
     rouge_scores,
 )
-from toollab.eval.record import Prediction
 from toollab.schema import Instance
+from toollab.schema.record import Prediction
 
 
 def reference_output(inst: Instance) -> str | None:

@@ -21,9 +21,25 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from toollab.eval.record import Prediction
 from toollab.registry import Registry
 from toollab.schema import Instance
+from toollab.schema.measures import mean, prf, ratio
+from toollab.schema.record import Prediction
+
+__all__ = [
+    "MetricResult",
+    "Scorer",
+    "applicable_scorers",
+    "get_scorer",
+    "instance_key",
+    "mean",
+    "prf",
+    "ratio",
+    "score_all",
+    "scorer",
+    "scorer_class",
+    "scorer_names",
+]
 
 Number = float | None
 
@@ -93,25 +109,6 @@ class Scorer(ABC):
 
 def instance_key(pred: Prediction) -> str:
     return pred.id if not pred.repeat else f"{pred.id}@{pred.repeat}"
-
-
-def ratio(num: float, den: float) -> Number:
-    return num / den if den else None
-
-
-def prf(correct: float, predicted: float, gold: float) -> tuple[Number, Number, Number]:
-    """Micro precision, recall and F1; ``None`` where a denominator is zero."""
-    p = ratio(correct, predicted)
-    r = ratio(correct, gold)
-    if p is None or r is None:
-        return p, r, None
-    f = 2 * p * r / (p + r) if (p + r) else 0.0
-    return p, r, f
-
-
-def mean(values: Iterable[float]) -> Number:
-    vals = list(values)
-    return sum(vals) / len(vals) if vals else None
 
 
 # -- the registry ---------------------------------------------------------------------------

@@ -24,10 +24,10 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from toollab.eval.metrics.registry import MetricResult, Scorer, instance_key, prf, scorer
-from toollab.eval.record import Prediction
 from toollab.parsing import parse
 from toollab.parsing.seal import seal_upstream_parse
 from toollab.schema import Instance
+from toollab.schema.record import Prediction
 
 _LABEL = re.compile(r"^API_call_\d+$")
 

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from toollab.eval.metrics.registry import MetricResult, Scorer
-from toollab.eval.record import Prediction
 from toollab.schema import Instance
+from toollab.schema.record import Prediction
 
 # two-sided 97.5 % quantiles of Student's t for 1..30 degrees of freedom
 _T975 = (

@@ -41,10 +41,10 @@ from typing import Any
 from toollab.eval.metrics.judge import Judge, as_judge
 from toollab.eval.metrics.registry import MetricResult, Scorer, instance_key, mean, scorer
 from toollab.eval.metrics.tooleyes_prompts import judge_prompts
-from toollab.eval.record import Prediction
 from toollab.parsing._text import load_literal
 from toollab.parsing.react import tooleyes_segments
 from toollab.schema import Instance, Tool
+from toollab.schema.record import Prediction
 
 FAILED_ANSWER = "I cannot handle the task."
 FORCED_STOPS = ("trying too many times", "During execution, an error occurs.")
@@ -195,7 +195,7 @@ def trace_of(pred: Prediction) -> tuple[list[str], list[tuple[int, str]], str]:
     turns: list[str] = []
     users: list[tuple[int, str]] = []
     last = ""
-    ended_by = (pred.execution or {}).get("ended_by")
+    ended_by = pred.execution.ended_by if pred.execution is not None else None
     for i, s in enumerate(pred.steps):
         if s.role in ASSISTANT_ROLES:
             if ended_by == "error" and i == len(pred.steps) - 1 and s.error:
