@@ -87,8 +87,6 @@ def main() -> None:
         print(json.dumps(out, indent=2))
         return
 
-    from toollab.envs.bench import run_bench
-
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         res = run_bench(model="oracle", limit=2, out=f"{tmp}/oracle")

@@ -28,7 +28,9 @@ import warnings
 from collections import defaultdict
 from pathlib import Path
 
-SHARED = Path(os.environ.get("TOOLLAB_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+SHARED = Path(
+    os.environ.get("TOOLLAB_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
+)
 
 
 def subset(out: str) -> None:

@@ -19,10 +19,11 @@ from typing import Any
 
 import pytest
 
-from toollab.agents.base import AgentOptions, agent_names, environment_for, get_agent
+from toollab.agents.base import AgentOptions, agent_names, get_agent
 from toollab.data import load_dataset
 from toollab.envs.generate import generate
 from toollab.eval.integrity import integrity_fields
+from toollab.eval.runner import environment_of
 from toollab.models.base import ChatRequest, GenerateOptions, ModelOutput, run_sync
 from toollab.models.fake import FakeModel
 from toollab.models.policy import CallPolicy
@@ -117,7 +118,7 @@ def requests_of(
         generate=GenerateOptions(max_tokens=32),
         constrained=constrained,
         max_turns=2,
-        environment=environment_for,
+        environment=environment_of(instances),
     )
     for inst in instances:
         run_sync(agent.run(inst, model, template, options))
