@@ -23,6 +23,7 @@ _COMMAND_MODULES = [
     "toollab.cli.retrieve_cmd",
     "toollab.cli.eval_cmd",
     "toollab.cli.bench_cmd",
+    "toollab.cli.train_cmd",
 ]
 
 
