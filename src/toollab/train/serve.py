@@ -78,12 +78,13 @@ def export_run(
     if kinds:
         merged = model_dir
         tmp: Path | None = None
-        if merged is None:
-            assert adapter is not None and base_folder is not None
+        if merged is None and adapter is not None and base_folder is not None:
             console.print("merging the adapter into the base")
             tmp = dest / ".merged"
             dest.mkdir(parents=True, exist_ok=True)
             merged = merge_adapter(adapter, base_folder, tmp)
+        if merged is None:
+            raise InputError("nothing to merge: no adapter and no model folder", path=run)
         try:
             for kind in kinds:
                 console.print(f"writing the merged model GGUF ({kind})")
