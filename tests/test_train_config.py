@@ -169,3 +169,32 @@ def test_mixture_weights_split_and_seed(tmp_path: Path) -> None:
     assert [e.id for e in build_mixture(srcs, [], 0.1, seed=2).train] != [e.id for e in m.train]
     only = build_mixture([DataSource(str(a))], [str(b)], 0.1, seed=1, max_examples=5)
     assert len(only.train) == 5 and len(only.validation) == 10
+
+
+def test_the_shipped_recipe_and_configs_are_valid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import yaml
+
+    from toollab.train.recipes import recipe_names, recipe_path
+
+    assert "smollm2-135m-tools" in recipe_names()
+    monkeypatch.chdir(tmp_path)
+    cfg = TrainConfig.load(recipe_path("smollm2-135m-tools"), paths_from=tmp_path)
+    assert cfg.base == "bundled" and cfg.method == "lora" and cfg.max_steps > 0
+    assert cfg.output_dir == str(tmp_path / "runs" / "smollm2-135m-tools")
+    assert all(s.path.startswith(str(tmp_path)) for s in cfg.data)
+    # nothing evaluated on is trained on
+    assert not any("bfcl" in s.path.lower() or "test" in Path(s.path).name for s in cfg.data)
+    repo = Path(__file__).resolve().parents[1]
+    TrainConfig.load(repo / "configs" / "sft-lora.yaml")
+    for name in ("ddp", "zero2", "zero3", "cpu"):
+        acc = yaml.safe_load((repo / "configs" / "accelerate" / f"{name}.yaml").read_text())
+        assert acc["distributed_type"] in ("MULTI_GPU", "DEEPSPEED", "NO")
+        if acc["distributed_type"] == "DEEPSPEED":
+            assert acc["deepspeed_config"]["zero_stage"] == int(name[-1])
+            assert acc["mixed_precision"] == "bf16"
+    res = CliRunner().invoke(app, ["train", "recipe", "no-such-recipe"])
+    assert res.exit_code == 2 and "smollm2-135m-tools" in res.output
+    res = CliRunner().invoke(app, ["train", "recipe", "--max-steps", "3"])
+    assert res.exit_code == 2 and "sft-data/deer-seen.jsonl" in res.output  # data not made yet

@@ -36,12 +36,18 @@ def _sft_help() -> str:
     )
 
 
-def _run(ctx: typer.Context, config: Path | None, as_json: bool, quiet: bool) -> None:
+def _run(
+    ctx: typer.Context,
+    config: Path | None,
+    as_json: bool,
+    quiet: bool,
+    paths_from: Path | None = None,
+) -> None:
     from toollab.train.config import TrainConfig, parse_flags
 
     overrides = parse_flags(list(ctx.args))
     cfg = (
-        TrainConfig.load(config, overrides)
+        TrainConfig.load(config, overrides, paths_from)
         if config is not None
         else TrainConfig.from_dict(overrides)
     )
@@ -92,14 +98,19 @@ def sft_cmd(
 @handle_errors
 def recipe_cmd(
     ctx: typer.Context,
-    name: str = typer.Argument("smollm2-135m-tools", help="A shipped recipe (configs/recipes/)."),
+    name: str = typer.Argument(
+        "smollm2-135m-tools", help="A shipped recipe, or a YAML file with cwd-relative paths."
+    ),
     as_json: bool = JsonOpt,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress display."),
 ) -> None:
     """Run a shipped training recipe (resumable: run it again to go on); flags override it."""
-    from toollab.train.recipes import recipe_path
+    from toollab.train.recipes import DEFAULT_RECIPE, recipe_path
 
-    _run(ctx, recipe_path(name), as_json, quiet)
+    if name.startswith("--"):  # no name given: the first flag landed here
+        ctx.args.insert(0, name)
+        name = DEFAULT_RECIPE
+    _run(ctx, recipe_path(name), as_json, quiet, paths_from=Path.cwd())
 
 
 @train_app.command("export")

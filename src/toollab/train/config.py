@@ -163,8 +163,15 @@ class TrainConfig:
         return cfg
 
     @classmethod
-    def load(cls, path: str | Path, overrides: dict[str, Any] | None = None) -> TrainConfig:
-        """A YAML config file, then ``overrides`` (already typed or strings from flags)."""
+    def load(
+        cls,
+        path: str | Path,
+        overrides: dict[str, Any] | None = None,
+        paths_from: Path | None = None,
+    ) -> TrainConfig:
+        """A YAML config file, then ``overrides`` (already typed or strings from flags).
+
+        Relative paths in the file are taken from ``paths_from`` (default: the file's folder)."""
         import yaml
 
         p = Path(path)
@@ -181,7 +188,7 @@ class TrainConfig:
             ) from exc
         if not isinstance(raw, dict):
             raise InputError("a training config is a mapping of option: value", path=p)
-        base = Path(p).resolve().parent
+        base = paths_from or Path(p).resolve().parent
         raw = {**raw, **(overrides or {})}
         cfg = cls.from_dict(raw, file=str(p))
         return cfg.relative_to(base, set(raw) - set(overrides or {}))

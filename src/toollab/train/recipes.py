@@ -10,6 +10,8 @@ from pathlib import Path
 
 from toollab.errors import UsageError
 
+DEFAULT_RECIPE = "smollm2-135m-tools"
+
 
 def _folder() -> Path:
     return Path(str(resources.files("toollab") / "resources" / "train" / "recipes"))

@@ -172,10 +172,10 @@ def prepare(
     cfg: TrainConfig, console: Console
 ) -> tuple[BaseModel, Mixture, Any, list[Encoded], list[Encoded]]:
     """Everything before the model: base, data, tokenizer, encoded examples (errors here)."""
-    base = resolve_base(cfg.base)
     mixture = build_mixture(
         cfg.data, cfg.validation_data, cfg.validation_fraction, cfg.seed, cfg.max_examples
     )
+    base = resolve_base(cfg.base)
     from transformers import AutoTokenizer
 
     try:
