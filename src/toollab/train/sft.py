@@ -307,7 +307,11 @@ def train_sft(
         callbacks=[bar, ckpt.MarkComplete()],
     )
     mask = check_label_mask(
-        trainer.data_collator, train_ds, cfg.batch_size, cfg.mask_check_batches, cfg.seed
+        trainer.data_collator,
+        trainer.train_dataset,  # as the trainer prepared it
+        cfg.batch_size,
+        cfg.mask_check_batches,
+        cfg.seed,
     )
     ckpt.check_disk(out, _need_bytes(trainer.model, cfg))
 
