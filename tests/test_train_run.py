@@ -357,18 +357,33 @@ def test_gguf_exports_agree_with_transformers_under_greedy_decoding(
 
     spec = parse_model_spec(f"llamacpp:{base.gguf}+lora={written['adapter']}")
     assert spec.lora == str(written["adapter"])
+    from toollab.train.export import export_model_gguf
+
+    base_f16 = export_model_gguf(base.folder, run.output_dir / "base-f16.gguf", base.gguf, "f16")
+    plain = AutoModelForCausalLM.from_pretrained(str(base.folder), dtype=torch.float32)
     figures = {
+        # transformers and llama.cpp on the same float weights (f16 storage): exact
+        "adapter on the f16 base": _agree(
+            want, _llama_greedy(base_f16, prompts, written["adapter"])
+        ),
+        "merged f16": _agree(want, _llama_greedy(written["f16"], prompts)),
+        # llama.cpp quantizes the activations of quantized matrix products (to 8 bits)
+        "merged q8_0": _agree(want, _llama_greedy(written["q8_0"], prompts)),
         "adapter on the Q4_1 base": _agree(
             want, _llama_greedy(base.gguf, prompts, written["adapter"])
         ),
-        "merged f16": _agree(want, _llama_greedy(written["f16"], prompts)),
-        "merged q8_0": _agree(want, _llama_greedy(written["q8_0"], prompts)),
+        "Q4_1 base alone (reference)": _agree(
+            _hf_greedy(plain, tokenizer, prompts), _llama_greedy(base.gguf, prompts)
+        ),
     }
     print(figures)
-    # transformers runs float32 weights; f16 storage is the only difference for the merged
-    # f16 model: every prompt must agree
+    # the same weights give the same greedy tokens: the adapter file and the merged f16 model
+    # are exact (this is what checks the tensor names, the q/k permutation and alpha)
+    assert figures["adapter on the f16 base"] == 1.0, figures
     assert figures["merged f16"] == 1.0, figures
-    # quantized: llama.cpp's Q4_1 base (the adapter) and q8_0 also quantize the activations of
-    # each matrix product, which can flip a near-tie: at most one prompt of six may differ
-    assert figures["adapter on the Q4_1 base"] >= 5 / 6, figures
+    # quantized: a near-tie may flip; q8_0 may differ on one prompt of six, and the adapter on
+    # the Q4_1 base on at most one prompt more than the Q4_1 base alone does
     assert figures["merged q8_0"] >= 5 / 6, figures
+    assert figures["adapter on the Q4_1 base"] >= figures["Q4_1 base alone (reference)"] - 1 / 6, (
+        figures
+    )

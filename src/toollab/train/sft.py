@@ -306,6 +306,9 @@ def train_sft(
         peft_config=peft_config,
         callbacks=[bar, ckpt.MarkComplete()],
     )
+    from transformers.trainer_callback import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)  # it prints log dicts on stdout; ours uses stderr
     mask = check_label_mask(
         trainer.data_collator,
         trainer.train_dataset,  # as the trainer prepared it
