@@ -31,8 +31,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _settings(out: Path, data: Path, steps: int, threads: int) -> dict[str, Any]:
+def _settings(out: Path, data: Path, steps: int, threads: int, precision: str) -> dict[str, Any]:
     return {
+        "precision": precision,
         "output_dir": str(out),
         "data": [str(data)],
         "validation_fraction": 0.0,
@@ -128,6 +129,12 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument(
+        "--precision",
+        nargs="+",
+        default=["fp32", "bf16"],
+        help="precisions to compare at (both runs use the same one)",
+    )
     ap.add_argument("--child", nargs=2, metavar=("VARIANT", "CONFIG"), help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -144,30 +151,33 @@ def main() -> None:
 
             tok = AutoTokenizer.from_pretrained(str(resolve_base("bundled").folder))
             data = train_data.write_examples(Path(tmp) / "train.jsonl", tok, 64)
-        results: dict[str, list[dict[str, Any]]] = {"toollab": [], "trl": []}
-        for r in range(a.repeats):
-            order = ["trl", "toollab"] if r % 2 == 0 else ["toollab", "trl"]
-            for variant in order:
-                cfg = _settings(Path(tmp) / f"{variant}-{r}", data, a.steps, a.threads)
-                env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-                proc = subprocess.run(
-                    [sys.executable, __file__, "--child", variant, json.dumps(cfg)],
-                    capture_output=True,
-                    text=True,
-                    env=env,
-                    check=False,
-                )
-                line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
-                if proc.returncode or not line:
-                    sys.exit(f"{variant} failed:\n{proc.stderr[-3000:]}")
-                res = json.loads(line[-1][7:])
-                results[variant].append(res)
-                print(
-                    f"{variant:8s} run {r}: {res['tokens_per_s']:.1f} tok/s, "
-                    f"{res['tokens']} tokens in {res['runtime_s']:.1f} s, "
-                    f"peak RSS {res['peak_rss_mib']:.0f} MiB",
-                    file=sys.stderr,
-                )
+        results: dict[str, list[dict[str, Any]]] = {}
+        for prec in a.precision:
+            for r in range(a.repeats):
+                order = ["trl", "toollab"] if r % 2 == 0 else ["toollab", "trl"]
+                for name in order:
+                    variant = f"{name}-{prec}"
+                    results.setdefault(variant, [])
+                    cfg = _settings(Path(tmp) / f"{variant}-{r}", data, a.steps, a.threads, prec)
+                    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+                    proc = subprocess.run(
+                        [sys.executable, __file__, "--child", name, json.dumps(cfg)],
+                        capture_output=True,
+                        text=True,
+                        env=env,
+                        check=False,
+                    )
+                    line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+                    if proc.returncode or not line:
+                        sys.exit(f"{variant} failed:\n{proc.stderr[-3000:]}")
+                    res = json.loads(line[-1][7:])
+                    results[variant].append(res)
+                    print(
+                        f"{variant:8s} run {r}: {res['tokens_per_s']:.1f} tok/s, "
+                        f"{res['tokens']} tokens in {res['runtime_s']:.1f} s, "
+                        f"peak RSS {res['peak_rss_mib']:.0f} MiB",
+                        file=sys.stderr,
+                    )
     tps = {v: statistics.median(x["tokens_per_s"] for x in rs) for v, rs in results.items()}
     rss = {v: max(x["peak_rss_mib"] for x in rs) for v, rs in results.items()}
     summary = {

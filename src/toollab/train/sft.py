@@ -109,10 +109,22 @@ def check_label_mask(
 
 
 def _need_bytes(model: Any, cfg: TrainConfig) -> int:
+    """Disk the run will take: its checkpoints (weights trained, optimizer state) and the final
+    weights, counted from the model before anything is wrapped or written."""
+    import torch
+
     total = sum(p.numel() for p in model.parameters())
-    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    per_ckpt = trainable * 4 * 3 + (total * 4 if cfg.method == "full" else 0) + (4 << 20)
-    final = trainable * 4 + (total * 4 if cfg.method == "full" or cfg.save_merged else 0)
+    if cfg.method == "lora":
+        targets = set(cfg.lora_targets)
+        trainable = sum(
+            cfg.lora_r * (m.in_features + m.out_features)
+            for name, m in model.named_modules()
+            if isinstance(m, torch.nn.Linear) and name.rsplit(".", 1)[-1] in targets
+        )
+    else:
+        trainable = total
+    per_ckpt = trainable * 4 * 3 + (4 << 20)  # weights + AdamW's two moments, float32
+    final = trainable * 4 + (total * 4 if cfg.save_merged else 0)
     return per_ckpt * (cfg.save_total_limit + 2) + final + (16 << 20)
 
 
@@ -257,6 +269,44 @@ def _finished(out: Path) -> dict[str, Any] | None:
     return info if info.get("status") == "finished" else None
 
 
+def _make_trainer(
+    cfg: TrainConfig,
+    model: Any,
+    tok: Any,
+    peft_config: Any,
+    train: list[Encoded],
+    val: list[Encoded],
+    console: Console,
+    quiet: bool,
+) -> tuple[Any, Any, dict[str, float]]:
+    """TRL's SFTTrainer on the encoded examples, and the label-mask check of its batches."""
+    from transformers.trainer_callback import PrinterCallback
+    from trl import SFTTrainer
+
+    from toollab.train.progress import ProgressCallback
+
+    eval_ds = _to_dataset(val) if val else None
+    bar = ProgressCallback(console, quiet=quiet)
+    trainer = SFTTrainer(
+        model=model,
+        args=_sft_args(cfg, eval_ds is not None),
+        train_dataset=_to_dataset(train),
+        eval_dataset=eval_ds,
+        processing_class=tok,
+        peft_config=peft_config,
+        callbacks=[bar, ckpt.MarkComplete()],
+    )
+    trainer.remove_callback(PrinterCallback)  # it prints log dicts on stdout; ours uses stderr
+    mask = check_label_mask(
+        trainer.data_collator,
+        trainer.train_dataset,  # as the trainer prepared it
+        cfg.batch_size,
+        cfg.mask_check_batches,
+        cfg.seed,
+    )
+    return trainer, bar, mask
+
+
 def train_sft(
     cfg: TrainConfig, *, console: Console | None = None, quiet: bool = False
 ) -> TrainResult:
@@ -289,34 +339,17 @@ def train_sft(
             console.print(f"note: removed the unfinished checkpoint {gone.name}")
         resume_from = ckpt.last_complete(out)
 
+    ckpt.check_disk(out, _need_bytes(model, cfg))
     from transformers import set_seed
-    from trl import SFTTrainer
 
     set_seed(cfg.seed)
-    train_ds = _to_dataset(train)
-    eval_ds = _to_dataset(val) if val else None
-    progress = __import__("toollab.train.progress", fromlist=["ProgressCallback"])
-    bar = progress.ProgressCallback(console, quiet=quiet)
-    trainer = SFTTrainer(
-        model=model,
-        args=_sft_args(cfg, eval_ds is not None),
-        train_dataset=train_ds,
-        eval_dataset=eval_ds,
-        processing_class=tok,
-        peft_config=peft_config,
-        callbacks=[bar, ckpt.MarkComplete()],
-    )
-    from transformers.trainer_callback import PrinterCallback
-
-    trainer.remove_callback(PrinterCallback)  # it prints log dicts on stdout; ours uses stderr
-    mask = check_label_mask(
-        trainer.data_collator,
-        trainer.train_dataset,  # as the trainer prepared it
-        cfg.batch_size,
-        cfg.mask_check_batches,
-        cfg.seed,
-    )
-    ckpt.check_disk(out, _need_bytes(trainer.model, cfg))
+    existed = out.exists()
+    try:
+        trainer, bar, mask = _make_trainer(cfg, model, tok, peft_config, train, val, console, quiet)
+    except BaseException:
+        if not existed:  # the trainer may have made output_dir: leave nothing behind
+            shutil.rmtree(out, ignore_errors=True)
+        raise
 
     out.mkdir(parents=True, exist_ok=True)
     record: dict[str, Any] = {
