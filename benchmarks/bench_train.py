@@ -185,7 +185,7 @@ def main() -> None:
         "repeats": a.repeats,
         "threads": a.threads,
         "tokens_per_s": tps,
-        "ratio_toollab_over_trl": tps["toollab"] / tps["trl"],
+        "ratio_toollab_over_trl": {p: tps[f"toollab-{p}"] / tps[f"trl-{p}"] for p in a.precision},
         "peak_rss_mib": rss,
         "runs": results,
     }
