@@ -26,6 +26,7 @@ _COMMAND_MODULES = [
     "toollab.cli.eval_cmd",
     "toollab.cli.bench_cmd",
     "toollab.cli.plugins_cmd",
+    "toollab.cli.train_cmd",
 ]
 
 

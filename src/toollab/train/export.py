@@ -1,0 +1,269 @@
+"""Export for serving with llama.cpp: a LoRA adapter GGUF and a merged model GGUF.
+
+Both files are written with the ``gguf`` package.  The model's metadata — architecture
+hyper-parameters, the tokenizer (vocabulary, merges, special tokens) and the chat template — is
+copied from the GGUF the base came from, so llama.cpp tokenizes and renders exactly as it does
+for the base; only the tensors are new.  Tensor names follow llama.cpp's map for the
+architecture, and the query/key rows are permuted the way llama.cpp's own converter does for
+the ``llama`` architecture (SmolLM2 and the other Llama-style models).
+
+* ``adapter.gguf``: ``general.type = adapter``, ``adapter.type = lora``, ``adapter.lora.alpha``
+  and ``<name>.lora_a`` / ``<name>.lora_b`` per adapted matrix.  Served as
+  ``llamacpp:base.gguf+lora=adapter.gguf``.
+* ``model-f16.gguf`` / ``model-q8_0.gguf`` / ``model-f32.gguf``: the base with the adapter
+  merged in (or a fully fine-tuned model); 1-D tensors (norms) stay float32.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from toollab.errors import BackendError, InputError
+
+OutType = Literal["f32", "f16", "q8_0"]
+SUPPORTED_ARCHS = ("llama",)
+
+
+def _gguf() -> Any:
+    try:
+        import gguf
+    except ImportError as exc:  # pragma: no cover - the [train] extra installs it
+        raise BackendError(
+            "GGUF export needs the gguf package: pip install 'toollab[train]'"
+        ) from exc
+    return gguf
+
+
+class _Meta:
+    """Architecture and hyper-parameters of a metadata GGUF, plus its key/values to copy."""
+
+    def __init__(self, path: Path) -> None:
+        gguf = _gguf()
+        if not path.is_file():
+            raise InputError("the base GGUF (model metadata and tokenizer) is not there", path=path)
+        try:
+            self.reader = gguf.GGUFReader(str(path))
+        except (ValueError, OSError) as exc:
+            raise InputError(f"not a readable GGUF file: {exc}", path=path) from exc
+        self.path = path
+        self.arch = str(self.reader.fields["general.architecture"].contents())
+        if self.arch not in SUPPORTED_ARCHS:
+            raise InputError(
+                f"GGUF export supports the {', '.join(SUPPORTED_ARCHS)} architecture(s); this "
+                f"base is {self.arch!r}",
+                path=path,
+            )
+        self.n_head = int(self.reader.fields[f"{self.arch}.attention.head_count"].contents())
+        kv = self.reader.fields.get(f"{self.arch}.attention.head_count_kv")
+        self.n_head_kv = int(kv.contents()) if kv is not None else self.n_head
+        self.n_block = int(self.reader.fields[f"{self.arch}.block_count"].contents())
+        self.tensor_names = {t.name for t in self.reader.tensors}
+
+    def copy_kv(self, writer: Any, skip: set[str], tokenizer: bool = True) -> None:
+        gguf = _gguf()
+        for key, f in self.reader.fields.items():
+            if key.startswith("GGUF.") or key in skip or key == "general.architecture":
+                continue
+            if not tokenizer and key.startswith("tokenizer."):
+                continue
+            vtype = f.types[0]
+            sub = f.types[-1] if vtype == gguf.GGUFValueType.ARRAY else None
+            writer.add_key_value(key, f.contents(), vtype, sub_type=sub)
+
+    def name_map(self) -> Any:
+        gguf = _gguf()
+        arch = next(k for k, v in gguf.MODEL_ARCH_NAMES.items() if v == self.arch)
+        return gguf.get_tensor_name_map(arch, self.n_block)
+
+
+def _permute(w: Any, n_head: int) -> Any:
+    """llama.cpp's query/key row order (its converter's ``LlamaModel.permute``)."""
+    return (
+        w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:])
+        .swapaxes(1, 2)
+        .reshape(w.shape)
+    )
+
+
+def _to_gguf_name(meta: _Meta, tmap: Any, hf_name: str) -> str:
+    name = tmap.get_name(hf_name, try_suffixes=(".weight", ".bias"))
+    if name is None:
+        raise InputError(f"no llama.cpp tensor name for {hf_name!r} ({meta.arch})")
+    return str(name)
+
+
+def _prepare(meta: _Meta, hf_name: str, w: Any) -> Any:
+    if hf_name.endswith(("q_proj.weight", "q_proj.bias")):
+        return _permute(w, meta.n_head)
+    if hf_name.endswith(("k_proj.weight", "k_proj.bias")):
+        return _permute(w, meta.n_head_kv)
+    return w
+
+
+def _write(path: Path, fill: Any, arch: str) -> Path:
+    """Write a GGUF beside ``path`` and rename it into place (never a half-written file)."""
+    gguf = _gguf()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    try:
+        writer = gguf.GGUFWriter(str(tmp), arch)
+        fill(writer)
+        writer.write_header_to_file()
+        writer.write_kv_data_to_file()
+        writer.write_tensors_to_file()
+        writer.close()
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise BackendError(f"could not write {path}: {exc}") from exc
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return path
+
+
+# -- the adapter ---------------------------------------------------------------------------------
+def _adapter_tensors(adapter_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    cfg_path = adapter_dir / "adapter_config.json"
+    if not cfg_path.is_file():
+        raise InputError("not a PEFT adapter folder (no adapter_config.json)", path=adapter_dir)
+    cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
+    if cfg.get("peft_type") != "LORA":
+        raise InputError(
+            f"only LoRA adapters export to GGUF, got {cfg.get('peft_type')}", path=cfg_path
+        )
+    for key in ("use_dora", "use_rslora"):
+        if cfg.get(key):
+            raise InputError(f"`{key}` adapters have no llama.cpp form", path=cfg_path)
+    if cfg.get("modules_to_save"):
+        raise InputError("adapters with modules_to_save have no llama.cpp LoRA form", path=cfg_path)
+    from safetensors.numpy import load_file
+
+    st = adapter_dir / "adapter_model.safetensors"
+    if not st.is_file():
+        raise InputError("the adapter folder has no adapter_model.safetensors", path=adapter_dir)
+    return cfg, load_file(str(st))
+
+
+def export_adapter_gguf(adapter_dir: str | Path, out: str | Path, base_gguf: str | Path) -> Path:
+    """The PEFT LoRA adapter in ``adapter_dir`` as a llama.cpp adapter GGUF at ``out``."""
+    import numpy as np
+
+    gguf = _gguf()
+    meta = _Meta(Path(base_gguf))
+    cfg, tensors = _adapter_tensors(Path(adapter_dir))
+    tmap = meta.name_map()
+    pairs: dict[str, dict[str, Any]] = {}
+    for key, w in tensors.items():
+        name = key.removeprefix("base_model.model.")
+        for part, tag in ((".lora_A.weight", "a"), (".lora_B.weight", "b")):
+            if name.endswith(part):
+                hf = name[: -len(part)] + ".weight"
+                pairs.setdefault(hf, {})[tag] = w
+                break
+        else:
+            raise InputError(f"unexpected tensor {key!r} in the adapter", path=adapter_dir)
+
+    def fill(writer: Any) -> None:
+        # the architecture facts; an adapter carries no tokenizer
+        meta.copy_kv(writer, skip={"general.file_type", "general.type"}, tokenizer=False)
+        writer.add_type(gguf.GGUFType.ADAPTER)
+        writer.add_string(gguf.Keys.Adapter.TYPE, "lora")
+        writer.add_float32(gguf.Keys.Adapter.LORA_ALPHA, float(cfg["lora_alpha"]))
+        for hf, ab in sorted(pairs.items()):
+            if set(ab) != {"a", "b"}:
+                raise InputError(f"{hf}: the adapter lacks lora_A or lora_B", path=adapter_dir)
+            gname = _to_gguf_name(meta, tmap, hf)
+            if gname not in meta.tensor_names:
+                raise InputError(
+                    f"{hf} ({gname}) is not a tensor of the base GGUF", path=adapter_dir
+                )
+            a = ab["a"].astype(np.float32)
+            b = _prepare(meta, hf, ab["b"].astype(np.float32))
+            writer.add_tensor(f"{gname}.lora_a", a)
+            writer.add_tensor(f"{gname}.lora_b", b)
+
+    return _write(Path(out), fill, meta.arch)
+
+
+# -- the merged model ----------------------------------------------------------------------------
+def _state_dict(model_dir: Path) -> Iterator[tuple[str, Any]]:
+    from safetensors import safe_open
+
+    files = sorted(model_dir.glob("*.safetensors"))
+    files = [f for f in files if not f.name.startswith("adapter_")]
+    if not files:
+        raise InputError("no model weights (*.safetensors) in the folder", path=model_dir)
+    for f in files:
+        with safe_open(str(f), framework="pt") as fh:
+            for key in fh.keys():  # noqa: SIM118 - safe_open is not a mapping
+                yield key, fh.get_tensor(key)
+
+
+def export_model_gguf(
+    model_dir: str | Path, out: str | Path, base_gguf: str | Path, outtype: OutType = "f16"
+) -> Path:
+    """A transformers model folder (a merged or fully fine-tuned model) as a GGUF at ``out``."""
+    import numpy as np
+
+    gguf = _gguf()
+    meta = _Meta(Path(base_gguf))
+    model_dir = Path(model_dir)
+    config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+    tied = bool(config.get("tie_word_embeddings", False))
+    tmap = meta.name_map()
+    qtype = {
+        "f32": gguf.GGMLQuantizationType.F32,
+        "f16": gguf.GGMLQuantizationType.F16,
+        "q8_0": gguf.GGMLQuantizationType.Q8_0,
+    }[outtype]
+    file_type = {
+        "f32": gguf.LlamaFileType.ALL_F32,
+        "f16": gguf.LlamaFileType.MOSTLY_F16,
+        "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0,
+    }[outtype]
+
+    def fill(writer: Any) -> None:
+        meta.copy_kv(
+            writer, skip={"general.file_type", "general.type", "general.quantization_version"}
+        )
+        writer.add_type(gguf.GGUFType.MODEL)
+        writer.add_file_type(file_type)
+        writer.add_quantization_version(gguf.GGML_QUANT_VERSION)
+        for hf, t in _state_dict(model_dir):
+            if hf == "lm_head.weight" and tied:
+                continue
+            gname = _to_gguf_name(meta, tmap, hf)
+            w = _prepare(meta, hf, t.float().numpy().astype(np.float32))
+            if w.ndim == 1 or qtype == gguf.GGMLQuantizationType.F32:
+                writer.add_tensor(gname, w)
+            elif qtype == gguf.GGMLQuantizationType.F16:
+                writer.add_tensor(gname, w.astype(np.float16))
+            else:
+                q = gguf.quants.quantize(w, qtype)
+                writer.add_tensor(gname, q, raw_shape=q.shape, raw_dtype=qtype)
+
+    return _write(Path(out), fill, meta.arch)
+
+
+def merge_adapter(adapter_dir: str | Path, base_folder: str | Path, out: str | Path) -> Path:
+    """The base transformers folder with the adapter merged in, saved at ``out``."""
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    out = Path(out)
+    model = AutoModelForCausalLM.from_pretrained(str(base_folder), dtype=torch.float32)
+    merged = PeftModel.from_pretrained(model, str(adapter_dir)).merge_and_unload()
+    tmp = out.with_name(f".{out.name}.partial-{os.getpid()}")
+    merged.save_pretrained(str(tmp))
+    AutoTokenizer.from_pretrained(str(base_folder)).save_pretrained(str(tmp))
+    if out.exists():
+        import shutil
+
+        shutil.rmtree(out)
+    os.replace(tmp, out)
+    return out

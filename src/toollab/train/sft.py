@@ -1,0 +1,450 @@
+"""Supervised fine-tuning on TRL's ``SFTTrainer`` with PEFT LoRA (or full fine-tuning).
+
+:func:`train_sft` runs one :class:`~toollab.train.config.TrainConfig`.  Everything that can be
+wrong with the input is found before the first step: the config, the data (every line, every
+span), the base model, the disk space, and — the silent failure of assistant-only loss — a
+sample of real training batches is checked to carry loss tokens.  A run writes into
+``output_dir``: ``checkpoint-N/`` folders (complete ones marked), ``run.json`` (config, data,
+figures), and at the end ``adapter/`` (LoRA) or ``model/`` (full), plus ``merged/`` when asked,
+each written beside its place and renamed into it.  Started again on the same ``output_dir`` a
+run resumes from its newest complete checkpoint (optimizer, scheduler, RNG and data position).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import random
+import resource
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from toollab.errors import BackendError, InputError
+from toollab.train import checkpoints as ckpt
+from toollab.train.base import BaseModel, resolve_base
+from toollab.train.config import TrainConfig
+from toollab.train.data import IGNORE_INDEX, Encoded, Mixture, build_mixture, encode_all
+
+
+@dataclass
+class TrainResult:
+    """What a finished run produced and measured (also written to ``run.json``)."""
+
+    output_dir: Path
+    final: Path
+    global_step: int
+    resumed_from: str | None
+    train_tokens: int
+    tokens_per_s: float
+    train_runtime_s: float
+    first_loss: float | None
+    last_loss: float | None
+    best_eval_loss: float | None
+    best_checkpoint: str | None
+    peak_rss_mib: float
+    figures: dict[str, Any] = field(default_factory=dict)
+
+
+def _device_precision(cfg: TrainConfig) -> dict[str, bool]:
+    import torch
+
+    p = cfg.precision
+    if p == "auto":
+        p = "bf16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "fp32"
+    return {"bf16": p == "bf16", "fp16": p == "fp16"}
+
+
+def _to_dataset(encoded: list[Encoded]) -> Any:
+    from datasets import Dataset
+
+    return Dataset.from_dict(
+        {
+            "input_ids": [e.input_ids for e in encoded],
+            "labels": [e.labels for e in encoded],
+        }
+    )
+
+
+def check_label_mask(
+    collator: Any, dataset: Any, batch_size: int, n_batches: int, seed: int
+) -> dict[str, float]:
+    """Collate ``n_batches`` random batches with the trainer's own collator; refuse to train
+    when one of them has no loss token (labels all -100)."""
+    if n_batches == 0:
+        return {}
+    bs = batch_size
+    order = list(range(len(dataset)))
+    random.Random(seed).shuffle(order)
+    targets = tokens = 0
+    checked = 0
+    for b in range(min(n_batches, (len(order) + bs - 1) // bs)):
+        rows = [dataset[i] for i in order[b * bs : (b + 1) * bs]]
+        batch = collator(rows)
+        labels = batch["labels"]
+        n_target = int((labels != IGNORE_INDEX).sum())
+        n_tok = int(batch["attention_mask"].sum()) if "attention_mask" in batch else labels.numel()
+        if n_target == 0:
+            raise InputError(
+                f"training batch {b} (of the {n_batches} checked before the first step) has no "
+                "loss token: every label is masked, so the model would learn nothing. Check that "
+                "the examples' spans cover the assistant outputs and survive max_length/truncation",
+                where="label mask",
+            )
+        targets += n_target
+        tokens += n_tok
+        checked += 1
+    return {
+        "batches": checked,
+        "target_tokens": targets,
+        "tokens": tokens,
+        "target_share": targets / max(tokens, 1),
+    }
+
+
+def _need_bytes(model: Any, cfg: TrainConfig) -> int:
+    """Disk the run will take: its checkpoints (weights trained, optimizer state) and the final
+    weights, counted from the model before anything is wrapped or written."""
+    import torch
+
+    total = sum(p.numel() for p in model.parameters())
+    if cfg.method == "lora":
+        targets = set(cfg.lora_targets)
+        trainable = sum(
+            cfg.lora_r * (m.in_features + m.out_features)
+            for name, m in model.named_modules()
+            if isinstance(m, torch.nn.Linear) and name.rsplit(".", 1)[-1] in targets
+        )
+    else:
+        trainable = total
+    per_ckpt = trainable * 4 * 3 + (4 << 20)  # weights + AdamW's two moments, float32
+    final = trainable * 4 + (total * 4 if cfg.save_merged else 0)
+    return per_ckpt * (cfg.save_total_limit + 2) + final + (16 << 20)
+
+
+def _sft_args(cfg: TrainConfig, has_eval: bool) -> Any:
+    from trl import SFTConfig
+
+    eval_steps = cfg.eval_steps or cfg.save_steps
+    kw: dict[str, Any] = dict(_device_precision(cfg))
+    if has_eval:
+        kw |= {
+            "eval_strategy": "steps",
+            "eval_steps": eval_steps,
+            "load_best_model_at_end": True,
+            "metric_for_best_model": "eval_loss",
+            "greater_is_better": False,
+            "per_device_eval_batch_size": cfg.batch_size,
+        }
+    return SFTConfig(
+        output_dir=cfg.output_dir,
+        per_device_train_batch_size=cfg.batch_size,
+        gradient_accumulation_steps=cfg.gradient_accumulation_steps,
+        learning_rate=cfg.learning_rate,
+        lr_scheduler_type=cfg.lr_scheduler,
+        warmup_steps=float(cfg.warmup_ratio),  # a float in [0, 1): a share of the steps
+        weight_decay=cfg.weight_decay,
+        num_train_epochs=cfg.epochs,
+        max_steps=cfg.max_steps or -1,
+        gradient_checkpointing=cfg.gradient_checkpointing,
+        seed=cfg.seed,
+        data_seed=cfg.seed,
+        logging_steps=cfg.logging_steps,
+        save_strategy="steps",
+        save_steps=cfg.save_steps,
+        save_total_limit=cfg.save_total_limit,
+        max_length=None,
+        completion_only_loss=False,  # the labels column already masks all but the spans
+        report_to=[],
+        disable_tqdm=True,
+        include_num_input_tokens_seen="non_padding",
+        dataloader_num_workers=0,
+        use_cpu=not _cuda(),
+        **kw,
+    )
+
+
+def _cuda() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+def _peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def prepare(
+    cfg: TrainConfig, console: Console
+) -> tuple[BaseModel, Mixture, Any, list[Encoded], list[Encoded]]:
+    """Everything before the model: base, data, tokenizer, encoded examples (errors here)."""
+    mixture = build_mixture(
+        cfg.data, cfg.validation_data, cfg.validation_fraction, cfg.seed, cfg.max_examples
+    )
+    base = resolve_base(cfg.base)
+    from transformers import AutoTokenizer
+
+    try:
+        tok = AutoTokenizer.from_pretrained(str(base.folder))
+    except (OSError, ValueError) as exc:
+        raise BackendError(f"could not load the tokenizer of {base.folder}: {exc}") from exc
+    if not getattr(tok, "is_fast", False):
+        raise InputError(
+            "the base model's tokenizer is not a fast tokenizer (no offset mapping)",
+            path=base.folder,
+        )
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    train, dropped = encode_all(mixture.train, tok, cfg.max_length, cfg.truncation)
+    if dropped:
+        console.print(
+            f"note: {len(dropped)} training example(s) keep no target token within max_length="
+            f"{cfg.max_length} and are left out (first: {dropped[0]})"
+        )
+    if not train:
+        raise InputError(
+            "no training example keeps a target token within max_length "
+            f"{cfg.max_length} (truncation {cfg.truncation})",
+            where="data",
+        )
+    val, _ = encode_all(mixture.validation, tok, cfg.max_length, cfg.truncation)
+    return base, mixture, tok, train, val
+
+
+def _load_model(cfg: TrainConfig, base: BaseModel) -> Any:
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    dtype = torch.bfloat16 if _device_precision(cfg)["bf16"] else torch.float32
+    try:
+        model = AutoModelForCausalLM.from_pretrained(str(base.folder), dtype=dtype)
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise BackendError(f"could not load the base model {base.folder}: {exc}") from exc
+    if cfg.gradient_checkpointing:
+        model.config.use_cache = False
+    return model
+
+
+def _peft_config(cfg: TrainConfig, model: Any) -> Any:
+    if cfg.method != "lora":
+        return None
+    from peft import LoraConfig
+
+    names = {n.rsplit(".", 1)[-1] for n, _ in model.named_modules()}
+    missing = [t for t in cfg.lora_targets if t not in names]
+    if missing:
+        raise InputError(
+            f"LoRA target module(s) {', '.join(missing)} are not in the base model "
+            f"(its linear layers include {', '.join(sorted(n for n in names if n.endswith('proj')))})",
+            where="lora_targets",
+        )
+    return LoraConfig(
+        r=cfg.lora_r,
+        lora_alpha=cfg.lora_alpha,
+        lora_dropout=cfg.lora_dropout,
+        target_modules=list(cfg.lora_targets),
+        bias="none",
+        task_type="CAUSAL_LM",
+    )
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    ckpt.write_atomic(path, json.dumps(obj, indent=1, ensure_ascii=False, default=str))
+
+
+def _finished(out: Path) -> dict[str, Any] | None:
+    p = out / "run.json"
+    if not p.is_file():
+        return None
+    try:
+        info = json.loads(p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        return None
+    return info if info.get("status") == "finished" else None
+
+
+def _make_trainer(
+    cfg: TrainConfig,
+    model: Any,
+    tok: Any,
+    peft_config: Any,
+    train: list[Encoded],
+    val: list[Encoded],
+    console: Console,
+    quiet: bool,
+) -> tuple[Any, Any, dict[str, float]]:
+    """TRL's SFTTrainer on the encoded examples, and the label-mask check of its batches."""
+    from transformers.trainer_callback import PrinterCallback
+    from trl import SFTTrainer
+
+    from toollab.train.progress import ProgressCallback
+
+    eval_ds = _to_dataset(val) if val else None
+    bar = ProgressCallback(console, quiet=quiet)
+    trainer = SFTTrainer(
+        model=model,
+        args=_sft_args(cfg, eval_ds is not None),
+        train_dataset=_to_dataset(train),
+        eval_dataset=eval_ds,
+        processing_class=tok,
+        peft_config=peft_config,
+        callbacks=[bar, ckpt.MarkComplete()],
+    )
+    trainer.remove_callback(PrinterCallback)  # it prints log dicts on stdout; ours uses stderr
+    mask = check_label_mask(
+        trainer.data_collator,
+        trainer.train_dataset,  # as the trainer prepared it
+        cfg.batch_size,
+        cfg.mask_check_batches,
+        cfg.seed,
+    )
+    return trainer, bar, mask
+
+
+def train_sft(
+    cfg: TrainConfig, *, console: Console | None = None, quiet: bool = False
+) -> TrainResult:
+    """Run (or resume) one supervised fine-tuning run; see the module docstring."""
+    console = console or Console(stderr=True)
+    cfg.validate()
+    out = Path(cfg.output_dir)
+    if out.exists() and not out.is_dir():
+        raise InputError("output_dir exists and is not a folder", path=out)
+    if _finished(out) and not cfg.overwrite:
+        raise InputError(
+            "output_dir holds a finished run (give another output_dir, or overwrite: true)",
+            path=out,
+        )
+    if cfg.threads:
+        import torch
+
+        torch.set_num_threads(cfg.threads)
+
+    base, mixture, tok, train, val = prepare(cfg, console)
+    model = _load_model(cfg, base)
+    peft_config = _peft_config(cfg, model)
+
+    resume_from: Path | None = None
+    if cfg.overwrite and out.exists():
+        for _, p, _ok in ckpt.checkpoints(out):
+            shutil.rmtree(p, ignore_errors=True)
+    elif cfg.resume:
+        for gone in ckpt.drop_incomplete(out):
+            console.print(f"note: removed the unfinished checkpoint {gone.name}")
+        resume_from = ckpt.last_complete(out)
+
+    ckpt.check_disk(out, _need_bytes(model, cfg))
+    from transformers import set_seed
+
+    set_seed(cfg.seed)
+    existed = out.exists()
+    try:
+        trainer, bar, mask = _make_trainer(cfg, model, tok, peft_config, train, val, console, quiet)
+    except BaseException:
+        if not existed:  # the trainer may have made output_dir: leave nothing behind
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+    out.mkdir(parents=True, exist_ok=True)
+    record: dict[str, Any] = {
+        "status": "running",
+        "config": cfg.to_dict(),
+        "base": {
+            "folder": str(base.folder),
+            "gguf": str(base.gguf) if base.gguf else None,
+            "gguf_sha256": base.gguf_sha256,
+        },
+        "data": mixture.counts,
+        "examples": {"train": len(train), "validation": len(val)},
+        "label_mask_check": mask,
+        "command": sys.argv,
+    }
+    _write_json(out / "run.json", record)
+    t0 = time.perf_counter()
+    try:
+        result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC:
+            last = ckpt.last_complete(out)
+            raise BackendError(
+                f"the disk filled while writing to {out}; the last complete checkpoint is "
+                f"{last.name if last else 'none'} — free space and run the same command to resume"
+            ) from exc
+        raise
+    wall = time.perf_counter() - t0
+    final = _save_final(trainer, cfg, out, tok)
+
+    history = trainer.state.log_history
+    losses = [h["loss"] for h in history if "loss" in h]
+    evals = [h["eval_loss"] for h in history if "eval_loss" in h]
+    steps_run = trainer.state.global_step - (
+        int(resume_from.name.split("-")[1]) if resume_from else 0
+    )
+    tokens = int(trainer.state.num_input_tokens_seen or 0)
+    runtime = float(result.metrics.get("train_runtime", wall))
+    res = TrainResult(
+        output_dir=out,
+        final=final,
+        global_step=trainer.state.global_step,
+        resumed_from=resume_from.name if resume_from else None,
+        train_tokens=tokens,
+        tokens_per_s=bar.tokens_per_s,
+        train_runtime_s=runtime,
+        first_loss=losses[0] if losses else None,
+        last_loss=losses[-1] if losses else None,
+        best_eval_loss=min(evals) if evals else None,
+        best_checkpoint=(
+            Path(trainer.state.best_model_checkpoint).name
+            if trainer.state.best_model_checkpoint
+            else None
+        ),
+        peak_rss_mib=_peak_rss_mib(),
+        figures={"steps_this_session": steps_run},
+    )
+    record.update(
+        status="finished",
+        result={k: (str(v) if isinstance(v, Path) else v) for k, v in res.__dict__.items()},
+        log_history=history,
+    )
+    _write_json(out / "run.json", record)
+    return res
+
+
+def _save_final(trainer: Any, cfg: TrainConfig, out: Path, tok: Any) -> Path:
+    """``adapter/`` (LoRA) or ``model/`` (full), and ``merged/`` if asked; each renamed into
+    place once complete."""
+    name = "adapter" if cfg.method == "lora" else "model"
+    final = out / name
+    _save_into(
+        final, lambda d: (trainer.model.save_pretrained(str(d)), tok.save_pretrained(str(d)))
+    )
+    if cfg.save_merged and cfg.method == "lora":
+        merged = (
+            trainer.model.merge_and_unload()
+            if hasattr(trainer.model, "merge_and_unload")
+            else trainer.model
+        )
+        _save_into(
+            out / "merged", lambda d: (merged.save_pretrained(str(d)), tok.save_pretrained(str(d)))
+        )
+    return final
+
+
+def _save_into(final: Path, write: Any) -> None:
+    tmp = final.with_name(f".{final.name}.partial-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        tmp.mkdir(parents=True)
+        write(tmp)
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise BackendError(f"could not write {final}: {exc}") from exc
