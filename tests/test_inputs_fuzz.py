@@ -230,9 +230,9 @@ def _deep(depth: int) -> Any:
 
 
 def test_values_too_deep_to_serialize_are_cut_not_fatal(tmp_path: Path) -> None:
-    pred = Prediction(id="a", execution={"state": _deep(400)})
+    pred = Prediction(id="a", execution={"state": {"deep": _deep(400)}})
     with RunStore(tmp_path / "run") as store:
         store.append(pred)
     (back,) = read_predictions(tmp_path / "run" / PREDICTIONS)
     assert back.metadata["stored_truncated"] is True
-    assert "nested too deeply" in json.dumps(back.execution)
+    assert "nested too deeply" in json.dumps(back.model_dump(mode="json")["execution"])

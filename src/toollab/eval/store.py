@@ -30,7 +30,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from toollab.data.jsonl import json_text, os_problem
@@ -76,10 +76,18 @@ def _cap_depth(value: Any, depth: int = 0) -> Any:
     return value
 
 
+def _cap_record(value: Any) -> Any:
+    """A typed record (e.g. the execution record) with each of its fields cut like a value."""
+    if isinstance(value, BaseModel):
+        fields = {name: _cap_depth(getattr(value, name), 1) for name in type(value).model_fields}
+        return type(value).model_construct(**fields)
+    return _cap_depth(value)
+
+
 def _shallow(pred: Prediction) -> Prediction:
     """``pred`` with its free-form values cut at :data:`MAX_STORED_DEPTH` levels."""
     update: dict[str, Any] = {
-        "execution": _cap_depth(pred.execution),
+        "execution": _cap_record(pred.execution),
         "prompt": _cap_depth(pred.prompt),
         "metadata": {**_cap_depth(pred.metadata), "stored_truncated": True},
         "steps": [
