@@ -18,7 +18,6 @@ chain's grammar implies there (``#Begin# Need to ...`` → ``#SearchAPI#``, a ca
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 from toollab.agents.base import AgentOptions, failed_parse, register_agent, timings_of, usage_of
 from toollab.errors import UsageError
@@ -26,7 +25,7 @@ from toollab.models.base import ChatRequest, Model, ModelOutput
 from toollab.parsing.deer import BEGIN, CALL, END, NO_CALL, RESPONSE, SEARCH
 from toollab.schema import Decision, Instance
 from toollab.schema.record import Prediction, Step
-from toollab.templates.base import Template
+from toollab.templates.base import RawPrompts, Template
 
 DEER_STOP = [SEARCH, RESPONSE, END, NO_CALL]
 _MARKERS = (BEGIN, SEARCH, CALL, NO_CALL, RESPONSE, END)
@@ -78,27 +77,22 @@ class DeerAgent:
 
     def first_request(self, instance: Instance, template: Template) -> ChatRequest:
         """Round 1's request: the template's raw DEER prompt."""
-        prompt_of = getattr(template, "prompt", None)
-        if not callable(prompt_of):
+        if not isinstance(template, RawPrompts):
             raise UsageError(f"agent 'deer' needs a template with prompt, not {template.name!r}")
-        return ChatRequest(prompt=prompt_of(instance), tag=instance.id)
+        return ChatRequest(prompt=template.prompt(instance), tag=instance.id)
 
     async def run(
         self, instance: Instance, model: Model, template: Template, options: AgentOptions
     ) -> Prediction:
         t0 = time.perf_counter()
-        prompt_of: Callable[[Instance], str] | None = getattr(template, "prompt", None)
-        forced_of: Callable[[Instance], str] | None = getattr(
-            template, "teacher_forced_prompt", None
-        )
-        if not callable(prompt_of) or not callable(forced_of):
+        if not isinstance(template, RawPrompts):
             raise UsageError(
                 f"the deer agent needs a template with DEER's raw prompts (--template deer), "
                 f"not {template.name!r}"
             )
         gen = options.generate.model_copy(deep=True)
         gen.stop = list(dict.fromkeys([*gen.stop, *DEER_STOP]))
-        first_prompt = prompt_of(instance)
+        first_prompt = template.prompt(instance)
         outputs: list[ModelOutput] = []
 
         out1 = await model.safe_request(
@@ -115,7 +109,7 @@ class DeerAgent:
 
         searched = marker == SEARCH or (not marker and round1.rstrip().endswith(SEARCH))
         if searched and instance.label() is not Decision.NO_SEARCH:
-            forced_prompt = forced_of(instance)
+            forced_prompt = template.teacher_forced_prompt(instance)
             tail = _after_search(forced_prompt[len(first_prompt) :])
             # the forced prompt ends in "#", so "#NoCallAPI#" completes as "NoCallAPI#"
             gen2 = gen.model_copy(update={"stop": [*gen.stop, NO_CALL[1:]]})

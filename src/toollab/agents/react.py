@@ -35,7 +35,7 @@ from toollab.models.base import ChatRequest, Message, Model, ModelOutput
 from toollab.parsing import ParseResult
 from toollab.schema import Instance, ToolCall
 from toollab.schema.record import ExecutionRecord, Prediction, Step
-from toollab.templates.base import Template
+from toollab.templates.base import RendersObservations, Template
 
 FINISH = "finish"
 ASK_TO_USER = "ask_to_user"
@@ -50,9 +50,8 @@ REACT_STOP = ["\nObservation:"]
 
 def observation_message(template: Template, observation: Any) -> Message:
     """The message that carries an observation back (the template's own form when it has one)."""
-    render = getattr(template, "render_observation", None)
-    if callable(render):
-        msg = render(observation)
+    if isinstance(template, RendersObservations):
+        msg = template.render_observation(observation)
         if isinstance(msg, dict):
             return msg
         return {"role": "user", "content": str(msg)}

@@ -47,9 +47,8 @@ class SingleTurnAgent:
         t0 = time.perf_counter()
         messages = template.messages(instance)
         gen = options.generate.model_copy(deep=True)
-        stops = getattr(template, "stop", None)
-        if stops:
-            gen.stop = list(dict.fromkeys([*gen.stop, *stops]))
+        if template.stop:
+            gen.stop = list(dict.fromkeys([*gen.stop, *template.stop]))
         if options.constrained and instance.tools:  # no tools: a no-call is the only answer
             pred = await self._constrained(instance, model, template, messages, gen, t0)
             return _execute(pred, instance, options)

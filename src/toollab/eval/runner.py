@@ -43,7 +43,7 @@ from toollab.errors import InputError, UsageError
 from toollab.eval.integrity import integrity_fields
 from toollab.eval.results import CRASH, TIMEOUT, score_predictions, select_scorers
 from toollab.eval.store import JUDGE_CACHE, MAX_REPEATS, RunStore, check_predictions, done_keys
-from toollab.models.base import ChatRequest, GenerateOptions, Model
+from toollab.models.base import ChatRequest, GenerateOptions, Model, RendersPrompts
 from toollab.schema import Instance
 from toollab.schema.record import Prediction
 from toollab.templates.base import Template
@@ -479,15 +479,17 @@ def _order_for_reuse(
     except ImportError:
         return pending
     reqs = [_first_request(agent, template, inst) for inst, _ in pending]
-    render = getattr(model, "render", None)
+    if not isinstance(model, RendersPrompts):
+        return [pending[i] for i in order_for_reuse(reqs, None)]
+    renderer = model
 
     def key(req: ChatRequest) -> str:
         try:
-            return str(render(req)) if callable(render) else ""
+            return str(renderer.render(req))
         except Exception:
             return ""
 
-    order = order_for_reuse(reqs, key if callable(render) else None)
+    order = order_for_reuse(reqs, key)
     return [pending[i] for i in order]
 
 
