@@ -410,7 +410,10 @@ async def exits() -> None:
 
 
 async def spins_async() -> None:
-    while True:
+    """A CPU loop in an async tool: far past every timeout below, yet bounded, so the thread an
+    in-process executor cannot stop does not outlive the test (holding the GIL) for long."""
+    end = time.monotonic() + 4
+    while time.monotonic() < end:
         pass
 
 

@@ -33,6 +33,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError
 
+from toollab.data.atomic import fsync_dir, write_text_atomic
 from toollab.data.jsonl import json_text, os_problem
 from toollab.errors import InputError
 from toollab.eval.record import Prediction
@@ -105,34 +106,9 @@ def _shallow(pred: Prediction) -> Prediction:
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:
-    """Write JSON to ``path`` through a temporary file and a rename (never half-written);
-    :class:`InputError` naming the path when it cannot be written."""
-    tmp = path.with_name(path.name + ".tmp")
-    data = json_text(obj, indent=2) + "\n"
-    try:
-        with tmp.open("w", encoding="utf-8") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise InputError(f"cannot write: {os_problem(exc)}", path=path) from None
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    """Write JSON to ``path`` through a temporary file and a rename (never half-written; a lone
+    surrogate escaped); :class:`InputError` naming the path when it cannot be written."""
+    write_text_atomic(path, json_text(obj, indent=2) + "\n")
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -447,7 +423,7 @@ class RunStore:
             new = not self.predictions_path.exists()
             self._fd = os.open(self.predictions_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             if new:
-                _fsync_dir(self.root)
+                fsync_dir(self.root)
         line = (prediction_line(pred) + "\n").encode("utf-8")
         view = memoryview(line)
         while view:

@@ -16,15 +16,13 @@ nothing half-written.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
+from toollab.data.atomic import atomic_write
 from toollab.errors import UsageError
 from toollab.schema import Instance
 from toollab.sft.augment import AugmentConfig, augment
@@ -286,29 +284,6 @@ def record(
         "spans": spans,
         "meta": meta,
     }
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-@contextmanager
-def atomic_write(path: Path) -> Iterator[IO[str]]:
-    """A text file written to a temporary name beside ``path`` and renamed over it on success."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; an export is an ordinary file
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def export_sft(cfg: SFTConfig, progress: Progress = _noop) -> ExportResult:

@@ -9,7 +9,6 @@ removes the unfinished ones.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
+from toollab.data.atomic import write_text_atomic
 from toollab.errors import BackendError
 
 COMPLETE = "toollab-complete"
@@ -56,13 +56,7 @@ class MarkComplete(TrainerCallback):  # type: ignore[misc]
             return
         folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
         if folder.is_dir():
-            write_atomic(folder / COMPLETE, json.dumps({"step": state.global_step}))
-
-
-def write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+            write_text_atomic(folder / COMPLETE, json.dumps({"step": state.global_step}))
 
 
 def check_disk(output_dir: Path, need_bytes: int) -> None:

@@ -26,6 +26,7 @@ from typing import Any
 
 from rich.console import Console
 
+from toollab.data.atomic import write_text_atomic
 from toollab.errors import BackendError, InputError
 from toollab.train import checkpoints as ckpt
 from toollab.train.base import BaseModel, resolve_base
@@ -255,7 +256,7 @@ def _peft_config(cfg: TrainConfig, model: Any) -> Any:
 
 
 def _write_json(path: Path, obj: Any) -> None:
-    ckpt.write_atomic(path, json.dumps(obj, indent=1, ensure_ascii=False, default=str))
+    write_text_atomic(path, json.dumps(obj, indent=1, ensure_ascii=False, default=str))
 
 
 def _finished(out: Path) -> dict[str, Any] | None:
