@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -299,20 +300,70 @@ def test_bench_bundled_model_small_run(tmp_path: Path, bundled_gguf: Path) -> No
         ],
     )
     assert r.exit_code == 0, r.stderr
-    data = json.loads(r.stdout)
-    assert data["model"] == "bundled:smollm2-135m" and data["constrained"] is True
-    for name in ("realtime_search", "info_retrieval"):
-        row = data["envs"][name]
-        assert row["n"] == 1 and row["success"] in (0.0, 1.0)
-        preds = (out / "runs" / name / "predictions.jsonl").read_text().splitlines()
-        assert len(preds) == 1 and json.loads(preds[0])["usage"]["completion_tokens"] > 0
-        # one definition of each figure: --json, results.json and `toollab score` agree
-        results = json.loads((out / "runs" / name / "results.json").read_text())
-        figures = results["metrics"]["environment"]
-        assert {k: row[k] for k in figures} == figures
-        s = runner.invoke(app, ["score", str(out / "runs" / name), "--json"])
-        assert s.exit_code == 0, s.stderr
-        assert json.loads(s.stdout)["metrics"]["environment"] == figures
+    # the default: the bundled model and its tool-tuned version, side by side
+    combined = json.loads(r.stdout)
+    assert [m["model"] for m in combined["models"]] == [
+        "bundled:smollm2-135m",
+        "bundled:smollm2-135m-tools",
+    ]
+    assert Path(combined["report"]).is_file()
+    assert json.loads((out / "bench.json").read_text()) == combined
+    for data in combined["models"]:
+        assert data["constrained"] is True
+        sub = Path(data["out"])
+        assert sub.parent == out
+        for name in ("realtime_search", "info_retrieval"):
+            row = data["envs"][name]
+            assert row["n"] == 1 and row["success"] in (0.0, 1.0)
+            preds = (sub / "runs" / name / "predictions.jsonl").read_text().splitlines()
+            assert len(preds) == 1 and json.loads(preds[0])["usage"]["completion_tokens"] > 0
+            # one definition of each figure: --json, results.json and `toollab score` agree
+            results = json.loads((sub / "runs" / name / "results.json").read_text())
+            figures = results["metrics"]["environment"]
+            assert {k: row[k] for k in figures} == figures
+            s = runner.invoke(app, ["score", str(sub / "runs" / name), "--json"])
+            assert s.exit_code == 0, s.stderr
+            assert json.loads(s.stdout)["metrics"]["environment"] == figures
+
+
+def test_bench_two_models_side_by_side(tmp_path: Path) -> None:
+    out = tmp_path / "two"
+    r = runner.invoke(
+        app,
+        ["bench", "-m", "oracle,fake:", "--envs", "weather", "-n", "2", "--out", str(out)],
+    )
+    assert r.exit_code == 0, r.stderr
+    data = json.loads((out / "bench.json").read_text())
+    assert [m["model"] for m in data["models"]] == ["oracle", "fake:"]
+    assert data["models"][0]["overall"]["success"] == 1.0
+    assert data["models"][1]["overall"]["success"] == 0.0
+    assert (out / "oracle" / "report.html").is_file() and (out / "report.html").is_file()
+    # the terminal view: one column per model, each figure's mean and each environment's success
+    from rich.console import Console
+
+    from toollab.cli.bench_cmd import print_comparison
+    from toollab.eval.bench import BenchResult, EnvSummary
+
+    results = []
+    for m in data["models"]:
+        res = BenchResult(m["model"], None, True, 2, 0, wall_s=m["wall_s"])
+        for env, row in m["envs"].items():
+            res.envs.append(
+                EnvSummary(**{"env": env, **{k: v for k, v in row.items() if k != "env"}})
+            )
+        results.append(res)
+    buf = io.StringIO()
+    print_comparison(results, Console(file=buf, width=80))
+    lines = buf.getvalue().splitlines()
+    assert any(line.split()[:3] == ["success", "100.0", "0.0"] for line in lines), lines
+    assert any(line.split() == ["weather", "success", "100.0", "0.0"] for line in lines), lines
+
+
+def test_bench_second_bad_model_runs_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "bad"
+    r = runner.invoke(app, ["bench", "-m", "oracle", "-m", "nosuch:x", "--out", str(out)])
+    assert r.exit_code == 2 and "nosuch" in r.stderr
+    assert not out.exists()
 
 
 def _env_instance(env: str, tool: str, want: object) -> Instance:

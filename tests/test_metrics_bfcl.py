@@ -3,6 +3,7 @@ upstream error types, and the official aggregation."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -297,3 +298,47 @@ def test_errored_prediction_fails(bfcl: dict[str, Instance]) -> None:
     res = get_scorer("bfcl").score(preds, one)
     assert res.metrics["pooled_accuracy"] == 0.0
     assert res.errors == {"prediction_error": 2}
+
+
+def _structured(inst: Instance, calls: list[tuple[str, dict[str, Any]]], raw: str) -> Prediction:
+    """A prediction whose calls came out of constrained decoding (structured before any text)."""
+    from toollab.parsing import ParseResult
+    from toollab.schema import ToolCall
+
+    parsed = (
+        ParseResult.ok([ToolCall(name=n, arguments=a) for n, a in calls])
+        if calls
+        else ParseResult.no_call("no tool fits")
+    )
+    return Prediction(id=inst.id, raw=raw, parsed=parsed, metadata={"constrained_raw": raw})
+
+
+def test_structured_calls_are_read_as_bfcl_fc_handlers_read_tool_calls(
+    bfcl: dict[str, Instance],
+) -> None:
+    """Constrained decoding gives structured calls: BFCL's function-calling handlers take such
+    calls as [{name: arguments}], whatever text a template renders them into; a free-text
+    output in another syntax still goes through the prompting decoder and fails there."""
+    simple = bfcl["simple_python_0"]
+    gold = {
+        k: _value(next(v for v in vals if v != ""))
+        for k, vals in simple.gold[0].acceptable.items()
+        if any(v != "" for v in vals)
+    }
+    as_json = json.dumps({"name": simple.gold[0].name, "arguments": gold})
+    scorer = get_scorer("bfcl")
+    res = scorer.score([_structured(simple, [(simple.gold[0].name, gold)], as_json)], bfcl)
+    assert res.breakdown["simple_python"]["correct"] == 1.0, res.errors
+    wrong = _structured(simple, [(simple.gold[0].name, {**gold, "base": 11})], as_json)
+    res = scorer.score([wrong], bfcl)
+    assert res.breakdown["simple_python"]["correct"] == 0.0
+    assert res.errors == {"value_error:others": 1}, res.errors
+    # the same JSON text without structure: BFCL's prompting decoder cannot read it
+    res = scorer.score([Prediction(id=simple.id, raw=as_json)], bfcl)
+    assert res.errors == {"ast_decoder:decoder_failed": 1}
+    # irrelevance: a structured no-call passes, a structured call fails
+    irr = next(i for i in bfcl.values() if i.category == "irrelevance")
+    res = scorer.score([_structured(irr, [], '{"decision": "no_call"}')], bfcl)
+    assert res.breakdown["irrelevance"]["correct"] == 1.0
+    call = _structured(irr, [(irr.tools[0].name, {"x": 1})], "{}")
+    assert scorer.score([call], bfcl).errors == {"irrelevance_error:decoder_success": 1}

@@ -197,4 +197,19 @@ def test_the_shipped_recipe_and_configs_are_valid(
     res = CliRunner().invoke(app, ["train", "recipe", "no-such-recipe"])
     assert res.exit_code == 2 and "smollm2-135m-tools" in res.output
     res = CliRunner().invoke(app, ["train", "recipe", "--max-steps", "3"])
-    assert res.exit_code == 2 and "sft-data/deer-seen.jsonl" in res.output  # data not made yet
+    assert res.exit_code == 2 and "sft-data/deer-seen/examples.jsonl" in res.output  # not made yet
+
+
+def test_the_recipe_data_script_writes_the_files_the_recipe_reads() -> None:
+    """scripts/recipe-data.sh is the recipe's data step: every file the recipe trains on is one
+    the script writes, and every export in it is guarded against the evaluation sets."""
+    from toollab.train.recipes import recipe_path
+
+    repo = Path(__file__).resolve().parents[1]
+    script = (repo / "scripts" / "recipe-data.sh").read_text()
+    cfg = TrainConfig.load(recipe_path("smollm2-135m-tools"), paths_from=Path("/r"))
+    for source in cfg.data:
+        rel = str(Path(source.path).relative_to("/r"))
+        assert f'"$OUT/{Path(rel).parent.name}/examples.jsonl"' in script, rel
+    exports = script.count("toollab data sft ")
+    assert exports >= len(cfg.data) and script.count('--guard-root "$D"') == exports

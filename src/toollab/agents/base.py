@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from toollab.models.base import ChatRequest, GenerateOptions, Model, ModelOutput
+from toollab.models.policy import DECISION_KEY, parse_constrained
 from toollab.parsing import ParseResult
 from toollab.registry import Registry
 from toollab.schema import Instance, ToolCall
@@ -134,11 +135,23 @@ def timings_of(outputs: list[ModelOutput]) -> dict[str, float]:
 
 
 def read_output(out: ModelOutput, template: Template) -> tuple[str, ParseResult]:
-    """The raw text and its parse; native ``tool_calls`` are taken as they are."""
+    """The raw text and its parse; native ``tool_calls`` are taken as they are.
+
+    A text the template cannot read that is a decision object of constrained decoding
+    (``{"decision": "call", "call": ...}``: what a model trained on toollab's constrained
+    targets writes even with no grammar) is read as constrained decoding reads it, and marked
+    ``details["read_as"] = "constrained"``."""
     if out.tool_calls:
         raw = out.text if out.text.strip() else template.render_calls(out.tool_calls)
         return raw, ParseResult.ok(list(out.tool_calls), thought=out.text or None)
-    return out.text, template.parse(out.text)
+    parsed = template.parse(out.text)
+    if parsed.is_error and out.text.lstrip().startswith(f'{{"{DECISION_KEY}"'):
+        alt = parse_constrained(out.text)
+        if not alt.is_error:
+            return out.text, alt.model_copy(
+                update={"details": {**alt.details, "read_as": "constrained"}}
+            )
+    return out.text, parsed
 
 
 def failed_parse(error: str) -> ParseResult:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,10 @@ from rich.progress import TaskID
 from rich.table import Table
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors, progress
+from toollab.data.atomic import write_text_atomic
+from toollab.errors import UsageError
+from toollab.eval.bench import DEFAULT_BENCH_MODELS
+from toollab.models.registry import check_model_string
 from toollab.schema.record import Prediction
 
 
@@ -113,13 +119,57 @@ def print_table(result: Any, out: Console | None = None) -> None:
         out.print(f"report: {result.report}")
 
 
+def print_comparison(results: list[Any], out: Console | None = None) -> None:
+    """The models side by side: each figure's mean over the environments, and each
+    environment's success."""
+    out = out or console
+    table = Table(
+        title="toollab bench: models side by side (mean over environments, %)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        padding=(0, 1),
+        collapse_padding=True,
+    )
+    table.add_column("figure", no_wrap=True)
+    for r in results:
+        name = r.model if len(r.model) <= 28 else "…" + r.model[-27:]
+        table.add_column(name, justify="right", no_wrap=True)
+    labels = {h: h for h, _ in columns()}
+    overall = [r.overall() for r in results]
+    for k, (head, _m) in zip(FIGURE_ORDER, columns()[2:], strict=False):
+        table.add_row(labels.get(head, k), *[_fmt(o[k]) for o in overall])
+    table.add_row("seconds", *[f"{r.wall_s:.0f}" for r in results])
+    table.add_section()
+    for i, e in enumerate(results[0].envs):
+        row = [_fmt(r.envs[i].success) if i < len(r.envs) else "-" for r in results]
+        table.add_row(f"{e.env} {labels.get(columns()[2][0], 'success')}", *row)
+    out.print(table)
+
+
+def bench_dirs(models: list[str], out: Path) -> dict[str, Path]:
+    """Where each model's runs go: ``out`` itself for one model, ``out/<model>`` for several."""
+    if len(models) == 1:
+        return {models[0]: out}
+    dirs: dict[str, Path] = {}
+    for m in models:
+        if m in dirs:
+            raise UsageError(f"--model {m!r} is given twice")
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", m).strip("-")[:80] or "model"
+        dirs[m] = out / slug
+    return dirs
+
+
 @handle_errors
 def bench_cmd(
-    model: str = typer.Option(
-        "bundled:smollm2-135m",
+    model: list[str] = typer.Option(
+        list(DEFAULT_BENCH_MODELS),
         "--model",
         "-m",
-        help="Model string (bundled:..., llamacpp:..., openai:...@URL, hf:..., oracle).",
+        help="Model string (bundled:..., llamacpp:..., openai:...@URL, hf:..., oracle); "
+        "repeatable or comma-separated: the models run one after another and are compared "
+        "side by side. Default: the bundled model and its tool-tuned version.",
     ),
     agent: str = typer.Option(None, "--agent", "-a", help="Agent (default: single)."),
     template: str = typer.Option(None, "--template", "-t", help="Prompt template (default: json)."),
@@ -157,24 +207,43 @@ def bench_cmd(
     from toollab.report import write_bench_report
 
     names = resolve_envs(envs)
-    bars = _Bars(quiet=as_json)
-    try:
-        result = run_bench(
-            model=model,
-            agent=agent,
-            template=template,
-            envs=names,
-            limit=limit or DEFAULT_LIMIT,
-            out=out,
-            seed=seed,
-            constrained=constrained,
-            max_tokens=max_tokens,
-            progress=bars,
-            reporter=write_bench_report,
-        )
-    finally:
-        bars.close()
+    models = [m.strip() for item in model for m in item.split(",") if m.strip()]
+    if not models:
+        raise UsageError("--model: give at least one model string")
+    for m in models:
+        check_model_string(m)  # a bad string fails before any model runs or a file is written
+    outs = bench_dirs(models, out)
+    results = []
+    for m in models:
+        bars = _Bars(quiet=as_json)
+        try:
+            result = run_bench(
+                model=m,
+                agent=agent,
+                template=template,
+                envs=names,
+                limit=limit or DEFAULT_LIMIT,
+                out=outs[m],
+                seed=seed,
+                constrained=constrained,
+                max_tokens=max_tokens,
+                progress=bars,
+                reporter=write_bench_report,
+            )
+        finally:
+            bars.close()
+        results.append(result)
+        if not as_json:
+            print_table(result)
+    if len(results) == 1:
+        if as_json:
+            emit_json(results[0].as_dict())
+        return
+    report = write_bench_report([Path(e.run_dir) for r in results for e in r.envs], out)
+    combined = {"models": [r.as_dict() for r in results], "report": report}
+    write_text_atomic(out / "bench.json", json.dumps(combined, indent=2))
     if as_json:
-        emit_json(result.as_dict())
+        emit_json(combined)
     else:
-        print_table(result)
+        print_comparison(results)
+        console.print(f"report (all models): {report}")

@@ -131,6 +131,9 @@ def export_cmd(
     base: str = typer.Option(
         "", "--base", help="The base GGUF (metadata, tokenizer); default: the run's base."
     ),
+    adapter_dtype: str = typer.Option(
+        "f32", "--adapter-dtype", help="The adapter GGUF's matrices: f32 or f16 (half the size)."
+    ),
     as_json: bool = JsonOpt,
 ) -> None:
     """Export a trained adapter / model to GGUF for llama.cpp (adapter, f16, q8_0)."""
@@ -139,7 +142,16 @@ def export_cmd(
     bad = [w for w in what if w not in ("adapter", "f32", "f16", "q8_0")]
     if bad:
         raise UsageError(f"--what {bad[0]!r}: choose adapter, f32, f16 or q8_0")
-    written = export_run(run, out, what, base or None, console=console)
+    if adapter_dtype not in ("f32", "f16"):
+        raise UsageError(f"--adapter-dtype {adapter_dtype!r}: choose f32 or f16")
+    written = export_run(
+        run,
+        out,
+        what,
+        base or None,
+        console=console,
+        adapter_dtype=adapter_dtype,  # type: ignore[arg-type]
+    )
     if as_json:
         emit_json({k: str(v) for k, v in written.items()})
         return

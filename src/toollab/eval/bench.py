@@ -38,6 +38,9 @@ __all__ = [
 ]
 
 DEFAULT_MODEL = "bundled:smollm2-135m"
+#: what ``toollab bench`` runs when no model is named: the bundled model beside its tool-tuned
+#: version, so the main job shows what training does
+DEFAULT_BENCH_MODELS = ("bundled:smollm2-135m", "bundled:smollm2-135m-tools")
 #: test instances per environment in a default run (sized to finish in ~10 min on 2 CPU cores)
 DEFAULT_LIMIT = 6
 #: generation budget per environment: room for about 90 % of the test split's gold programs in

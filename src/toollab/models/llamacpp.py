@@ -1,6 +1,7 @@
 """llama.cpp backend (llama-cpp-python), in process on CPU.
 
-* ``bundled:smollm2-135m`` — the bundled GGUF; ``llamacpp:/path/model.gguf`` — any GGUF;
+* ``bundled:smollm2-135m`` — the bundled GGUF (``bundled:smollm2-135m-tools``: with toollab's
+  shipped tool-use adapter); ``llamacpp:/path/model.gguf`` — any GGUF;
   ``+lora=/path/adapter.gguf`` — a LoRA adapter; ``?n_ctx=4096&n_threads=2`` — options.
 * Chat messages are rendered with the GGUF's own chat template (the same Jinja template
   transformers uses), ``tools=`` handed to it only when ``options.template_tools`` (the ``chat``
@@ -40,7 +41,12 @@ from toollab.models.base import (
     Timings,
     Usage,
 )
-from toollab.models.bundled import BUNDLED_NAME, bundled_gguf_path
+from toollab.models.bundled import (
+    BUNDLED_MODELS,
+    BUNDLED_NAME,
+    bundled_adapter_path,
+    bundled_gguf_path,
+)
 from toollab.models.constrain import RepeatGuard
 from toollab.models.llamacpp_greedy import greedy_grammar_completion
 from toollab.models.prefix import PrefixStore, common_prefix_len, order_for_reuse
@@ -421,12 +427,22 @@ def _llamacpp_provider(spec: ModelSpec, **options: Any) -> Model:
 
 @register_provider("bundled")
 def _bundled_provider(spec: ModelSpec, **options: Any) -> Model:
-    if spec.model and spec.model != BUNDLED_NAME:
+    name = spec.model or BUNDLED_NAME
+    if name not in BUNDLED_MODELS:
+        names = list(BUNDLED_MODELS)
         raise UsageError(
-            f"unknown bundled model {spec.model!r}{did_you_mean(spec.model, [BUNDLED_NAME])}; "
-            f"bundled: {BUNDLED_NAME}"
+            f"unknown bundled model {spec.model!r}{did_you_mean(spec.model, names)}; "
+            f"bundled: {', '.join(names)}"
         )
     opts = merge_options(spec, options, _OPTIONS, _ALIASES)
     if spec.lora and "lora_path" not in opts:
         opts["lora_path"] = spec.lora
+    shipped = bundled_adapter_path(name)
+    if shipped is not None:
+        if "lora_path" in opts:
+            raise UsageError(
+                f"bundled:{name} already carries its adapter; for another one use "
+                f"bundled:{BUNDLED_NAME}+lora=ADAPTER.gguf"
+            )
+        opts["lora_path"] = shipped
     return LlamaCppModel(bundled_gguf_path(), **opts)

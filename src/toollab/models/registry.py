@@ -186,6 +186,14 @@ def get_provider(name: str) -> ProviderFactory:
     return PROVIDERS.get(name)
 
 
+def check_model_string(spec: str) -> ModelSpec:
+    """Parse a model string and check that its provider exists, loading nothing: a bad string is
+    a :class:`UsageError` before any work."""
+    parsed = parse_model_spec(spec)
+    get_provider(parsed.provider)
+    return parsed
+
+
 def load_model(spec: str | ModelSpec | None = None, **options: Any) -> Model:
     """Build a model from a model string (default :data:`DEFAULT_MODEL`) and keyword options."""
     parsed = spec if isinstance(spec, ModelSpec) else parse_model_spec(spec)

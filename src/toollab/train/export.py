@@ -148,9 +148,22 @@ def _adapter_tensors(adapter_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]
     return cfg, load_file(str(st))
 
 
-def export_adapter_gguf(adapter_dir: str | Path, out: str | Path, base_gguf: str | Path) -> Path:
-    """The PEFT LoRA adapter in ``adapter_dir`` as a llama.cpp adapter GGUF at ``out``."""
+AdapterType = Literal["f32", "f16"]
+
+
+def export_adapter_gguf(
+    adapter_dir: str | Path,
+    out: str | Path,
+    base_gguf: str | Path,
+    dtype: AdapterType = "f32",
+) -> Path:
+    """The PEFT LoRA adapter in ``adapter_dir`` as a llama.cpp adapter GGUF at ``out``, its
+    matrices in float32 or float16 (half the size; what a shipped adapter uses)."""
     import numpy as np
+
+    if dtype not in ("f32", "f16"):
+        raise InputError(f"adapter type {dtype!r}: choose f32 or f16", path=adapter_dir)
+    np_type = np.float16 if dtype == "f16" else np.float32
 
     gguf = _gguf()
     meta = _Meta(Path(base_gguf))
@@ -183,8 +196,8 @@ def export_adapter_gguf(adapter_dir: str | Path, out: str | Path, base_gguf: str
                 )
             a = ab["a"].astype(np.float32)
             b = _prepare(meta, hf, ab["b"].astype(np.float32))
-            writer.add_tensor(f"{gname}.lora_a", a)
-            writer.add_tensor(f"{gname}.lora_b", b)
+            writer.add_tensor(f"{gname}.lora_a", a.astype(np_type))
+            writer.add_tensor(f"{gname}.lora_b", b.astype(np_type))
 
     return _write(Path(out), fill, meta.arch)
 

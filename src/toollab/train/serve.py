@@ -16,7 +16,13 @@ from rich.console import Console
 
 from toollab.errors import InputError
 from toollab.train.base import resolve_base
-from toollab.train.export import OutType, export_adapter_gguf, export_model_gguf, merge_adapter
+from toollab.train.export import (
+    AdapterType,
+    OutType,
+    export_adapter_gguf,
+    export_model_gguf,
+    merge_adapter,
+)
 
 
 def _run_info(run: Path) -> dict[str, Any]:
@@ -36,6 +42,7 @@ def export_run(
     what: list[str] | tuple[str, ...] = ("adapter", "f16", "q8_0"),
     base_gguf: str | Path | None = None,
     console: Console | None = None,
+    adapter_dtype: AdapterType = "f32",
 ) -> dict[str, Path]:
     """Write the asked GGUF files; returns ``{kind: path}``."""
     console = console or Console(stderr=True)
@@ -73,7 +80,9 @@ def export_run(
         if adapter is None:
             raise InputError("an adapter GGUF needs a LoRA run; this is a full model", path=run)
         console.print("writing the LoRA adapter GGUF")
-        written["adapter"] = export_adapter_gguf(adapter, dest / "adapter.gguf", base_gguf)
+        written["adapter"] = export_adapter_gguf(
+            adapter, dest / "adapter.gguf", base_gguf, adapter_dtype
+        )
     kinds: list[OutType] = [k for k in ("f32", "f16", "q8_0") if k in what]  # type: ignore[misc]
     if kinds:
         merged = model_dir

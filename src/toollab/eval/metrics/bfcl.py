@@ -458,14 +458,37 @@ def _kind(category: str) -> str:
     return "ast"
 
 
+def structured_calls(pred: Prediction) -> list[dict[str, Any]] | None:
+    """The calls of a structured output, as BFCL's function-calling handlers decode them.
+
+    BFCL reads a model two ways: a prompting model's text is parsed as Python calls, and a
+    function-calling (FC) model's structured tool calls are taken as ``[{name: arguments}]``
+    (no call: ``[]``).  An output whose calls were structured before any text was written —
+    native ``tool_calls`` from the backend, or decoding constrained to the call schema — is
+    such an output; ``None`` for a free-text output, which is read from ``raw``."""
+    structured = pred.metadata.get("native_tool_calls") or "constrained_raw" in pred.metadata
+    if not structured or pred.parsed is None or pred.parsed.is_error:
+        return None
+    return [{c.name: dict(c.arguments)} for c in pred.parsed.calls]
+
+
 def check_entry(
-    text: str, category: str, docs: list[dict[str, Any]], answers: list[dict[str, Any]]
+    text: str,
+    category: str,
+    docs: list[dict[str, Any]],
+    answers: list[dict[str, Any]],
+    decoded_calls: list[dict[str, Any]] | None = None,
 ) -> Check:
-    """Score one entry the way the upstream runner does for its category."""
+    """Score one entry the way the upstream runner does for its category: ``text`` through
+    BFCL's prompting decoder, or ``decoded_calls`` as an FC handler gives them."""
     kind = _kind(category)
+
+    def decode() -> Any:
+        return decoded_calls if decoded_calls is not None else decode_ast(text)
+
     if kind != "ast":
         try:
-            decoded = decode_ast(text)
+            decoded = decode()
             contains_call = not is_empty_output(decoded)
         except DecodeError:
             contains_call = False
@@ -477,7 +500,7 @@ def check_entry(
             return _fail("relevance_error:decoder_failed", "No function call decoded.")
         return _ok()
     try:
-        decoded = decode_ast(text)
+        decoded = decode()
     except DecodeError as exc:
         return _fail(exc.error_type, f"Failed to decode AST. {exc}")
     if not answers:
@@ -609,7 +632,7 @@ class BFCLScorer(Scorer):
                 # a run that produced nothing fails, whatever the category
                 check = _fail("prediction_error", pred.error)
             else:
-                check = check_entry(pred.raw, category, docs, answers)
+                check = check_entry(pred.raw, category, docs, answers, structured_calls(pred))
             per_cat[category][1] += 1
             if check["valid"]:
                 per_cat[category][0] += 1
