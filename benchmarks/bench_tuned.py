@@ -43,22 +43,64 @@ def run_model(key: str, model: str, mode: str, n: int, data: Path, out: Path, fu
     for cat in BFCL_CATS:
         d = o / f"bfcl-{cat}"
         _run(
-            ["eval", "-m", model, "--data", str(data / "bfcl"), "--format", "bfcl"]
-            + ["-o", f"categories={cat}", "-t", "json", "-n", str(n), flag, "--out", str(d)],
+            [
+                "eval",
+                "-m",
+                model,
+                "--data",
+                str(data / "bfcl"),
+                "--format",
+                "bfcl",
+                "-o",
+                f"categories={cat}",
+                "-t",
+                "json",
+                "-n",
+                str(n),
+                flag,
+                "--out",
+                str(d),
+            ],
             d / "results.json",
         )
     bench_n = 8 if full and mode == "con" else 4
     if full:
         d = o / "seal"
         _run(
-            ["eval", "-m", model, "--data", str(data / "seal-tools"), "--format", "seal-tools"]
-            + ["-o", "splits=test_out_domain", "-n", str(n), flag, "--out", str(d)],
+            [
+                "eval",
+                "-m",
+                model,
+                "--data",
+                str(data / "seal-tools"),
+                "--format",
+                "seal-tools",
+                "-o",
+                "splits=test_out_domain",
+                "-n",
+                str(n),
+                flag,
+                "--out",
+                str(d),
+            ],
             d / "results.json",
         )
         d = o / "deer"
         _run(
-            ["eval", "-m", model, "--data", str(data / "deer"), "--format", "deer"]
-            + ["-n", str(n * 3 // 2), flag, "--out", str(d)],
+            [
+                "eval",
+                "-m",
+                model,
+                "--data",
+                str(data / "deer"),
+                "--format",
+                "deer",
+                "-n",
+                str(n * 3 // 2),
+                flag,
+                "--out",
+                str(d),
+            ],
             d / "results.json",
         )
     d = o / "bench"
@@ -144,7 +186,9 @@ def main() -> None:
         for key, model in MODELS.items():
             run_model(key, model, "con", a.n, a.data, a.out, full=True)
         for name, adapter in ablations.items():
-            run_model(name, f"llamacpp:{base}+lora={adapter}", "con", a.n // 2, a.data, a.out, False)
+            run_model(
+                name, f"llamacpp:{base}+lora={adapter}", "con", a.n // 2, a.data, a.out, False
+            )
         for key, model in MODELS.items():
             run_model(key, model, "free", a.n_free, a.data, a.out, full=True)
     print("## Constrained decoding\n")
