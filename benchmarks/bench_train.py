@@ -31,8 +31,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _settings(out: Path, data: Path, steps: int, threads: int, precision: str) -> dict[str, Any]:
+def _settings(
+    out: Path, data: Path, steps: int, threads: int, precision: str, base: str = "bundled"
+) -> dict[str, Any]:
     return {
+        "base": base,
         "precision": precision,
         "output_dir": str(out),
         "data": [str(data)],
@@ -129,6 +132,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--base", default="bundled", help="bundled, a .gguf file or a model folder")
     ap.add_argument(
         "--precision",
         nargs="+",
@@ -149,7 +153,7 @@ def main() -> None:
 
             from toollab.train.base import resolve_base
 
-            tok = AutoTokenizer.from_pretrained(str(resolve_base("bundled").folder))
+            tok = AutoTokenizer.from_pretrained(str(resolve_base(a.base).folder))
             data = train_data.write_examples(Path(tmp) / "train.jsonl", tok, 64)
         results: dict[str, list[dict[str, Any]]] = {}
         for prec in a.precision:
@@ -158,8 +162,11 @@ def main() -> None:
                 for name in order:
                     variant = f"{name}-{prec}"
                     results.setdefault(variant, [])
-                    cfg = _settings(Path(tmp) / f"{variant}-{r}", data, a.steps, a.threads, prec)
-                    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+                    cfg = _settings(
+                        Path(tmp) / f"{variant}-{r}", data, a.steps, a.threads, prec, a.base
+                    )
+                    path = [str(REPO / "src"), os.environ.get("PYTHONPATH", "")]
+                    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p)}
                     proc = subprocess.run(
                         [sys.executable, __file__, "--child", name, json.dumps(cfg)],
                         capture_output=True,
