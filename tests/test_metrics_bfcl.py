@@ -333,9 +333,15 @@ def test_structured_calls_are_read_as_bfcl_fc_handlers_read_tool_calls(
     res = scorer.score([wrong], bfcl)
     assert res.breakdown["simple_python"]["correct"] == 0.0
     assert res.errors == {"value_error:others": 1}, res.errors
-    # the same JSON text without structure: BFCL's prompting decoder cannot read it
+    # the same JSON text from a prompting model: BFCL's prompting decoder cannot read it
     res = scorer.score([Prediction(id=simple.id, raw=as_json)], bfcl)
     assert res.errors == {"ast_decoder:decoder_failed": 1}
+    # read by the json template's parser, which plays the part of an FC handler's decoder
+    free = _structured(simple, [(simple.gold[0].name, gold)], as_json)
+    free.metadata = {"parser": "json"}
+    assert scorer.score([free], bfcl).breakdown["simple_python"]["correct"] == 1.0
+    free.metadata = {"parser": "python"}  # BFCL's own prompting format: its own decoder
+    assert scorer.score([free], bfcl).errors == {"ast_decoder:decoder_failed": 1}
     # irrelevance: a structured no-call passes, a structured call fails
     irr = next(i for i in bfcl.values() if i.category == "irrelevance")
     res = scorer.score([_structured(irr, [], '{"decision": "no_call"}')], bfcl)

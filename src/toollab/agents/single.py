@@ -59,7 +59,10 @@ class SingleTurnAgent:
         if out.error:
             return _failure(instance, messages, [out], out.error, t0)
         raw, parsed = read_output(out, template)
-        metadata: dict[str, object] = {"finish_reason": out.finish_reason}
+        metadata: dict[str, object] = {
+            "finish_reason": out.finish_reason,
+            "parser": template.parser,
+        }
         if out.tool_calls:
             metadata["native_tool_calls"] = True
         pred = Prediction(

@@ -459,15 +459,19 @@ def _kind(category: str) -> str:
 
 
 def structured_calls(pred: Prediction) -> list[dict[str, Any]] | None:
-    """The calls of a structured output, as BFCL's function-calling handlers decode them.
+    """The calls as BFCL's model handlers decode them, where that is not its prompting decoder.
 
-    BFCL reads a model two ways: a prompting model's text is parsed as Python calls, and a
-    function-calling (FC) model's structured tool calls are taken as ``[{name: arguments}]``
-    (no call: ``[]``).  An output whose calls were structured before any text was written —
-    native ``tool_calls`` from the backend, or decoding constrained to the call schema — is
-    such an output; ``None`` for a free-text output, which is read from ``raw``."""
+    BFCL reads a prompting model's text as Python calls; a function-calling (FC) model's handler
+    decodes that model's own output format into ``[{name: arguments}]`` (no call: ``[]``).  Here
+    the second case is an output whose calls were structured before any text was written —
+    native ``tool_calls`` from the backend, or decoding constrained to the call schema — or a free
+    output read by a template parser other than ``python`` (``metadata["parser"]``: the
+    template's parser plays the handler's part).  ``None``: read ``raw`` with the prompting
+    decoder (also where the template's parser could not read the output, which then fails to
+    decode as upstream)."""
     structured = pred.metadata.get("native_tool_calls") or "constrained_raw" in pred.metadata
-    if not structured or pred.parsed is None or pred.parsed.is_error:
+    handler = pred.metadata.get("parser") not in (None, "", "python")
+    if not (structured or handler) or pred.parsed is None or pred.parsed.is_error:
         return None
     return [{c.name: dict(c.arguments)} for c in pred.parsed.calls]
 
