@@ -151,6 +151,37 @@ def _n(run: Path) -> dict[str, int]:
     return counts
 
 
+def _valid(run: Path, cat: str) -> dict[str, bool]:
+    r = _read(run / f"bfcl-{cat}" / "results.json")
+    rows = (r or {}).get("per_sample", {}).get("bfcl", {})
+    return {k.split("#")[0]: bool(v["valid"]) for k, v in rows.items()}
+
+
+def ablation_table(out: Path, names: list[str]) -> str:
+    """Each ablation against the base and the full recipe on the very same instances: BFCL on
+    the ablation's own instance ids, the bench on its own split (``-n 4``; the base and the full
+    recipe ran it in ``bench4``)."""
+    cols = ["base-con", "tuned-con", *names]
+    lines = ["| figure | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
+    for cat in BFCL_CATS:
+        ids = next((list(v) for v in (_valid(out / n, cat) for n in names) if v), [])
+        cells = []
+        for c in cols:
+            valid = _valid(out / c, cat)
+            hit = [valid[i] for i in ids if i in valid]
+            ok = hit and len(hit) == len(ids)
+            cells.append(f"{100 * sum(hit) / len(hit):.1f}" if ok else "–")
+        lines.append(f"| BFCL {cat} (n={len(ids)}) | " + " | ".join(cells) + " |")
+    for k in ("success", "tool_f1", "param_f1", "decision_acc"):
+        cells = []
+        for c in cols:
+            sub = "bench4" if c in ("base-con", "tuned-con") else "bench"
+            v = (_read(out / c / sub / "bench.json") or {}).get("overall", {}).get(k)
+            cells.append("–" if v is None else f"{100 * v:.1f}")
+        lines.append(f"| bench {k} (n=52) | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def table(out: Path, columns: list[str]) -> str:
     runs = {c: figures(out / c) for c in columns if (out / c).is_dir()}
     if not runs:
@@ -189,6 +220,9 @@ def main() -> None:
             run_model(
                 name, f"llamacpp:{base}+lora={adapter}", "con", a.n // 2, a.data, a.out, False
             )
+        for key, model in MODELS.items():  # the ablations' bench split, for the same comparison
+            d = a.out / f"{key}-con" / "bench4"
+            _run(["bench", "-m", model, "-n", "4", "--out", str(d)], d / "bench.json")
         for key, model in MODELS.items():
             run_model(key, model, "free", a.n_free, a.data, a.out, full=True)
     print("## Constrained decoding\n")
@@ -196,9 +230,10 @@ def main() -> None:
     print("\n## Free decoding\n")
     print(table(a.out, ["base-free", "tuned-free"]))
     if ablations or a.table:
-        names = sorted(p.name for p in a.out.glob("*-con") if p.name not in ("base-con",))
+        skip = ("base-con", "tuned-con")
+        names = sorted(p.name for p in a.out.glob("*-con") if p.name not in skip)
         print("\n## Ablation (constrained)\n")
-        print(table(a.out, ["base-con", *names]))
+        print(ablation_table(a.out, names))
 
 
 if __name__ == "__main__":
