@@ -37,72 +37,22 @@ def _run(args: list[str], done: Path) -> None:
     subprocess.run(["toollab", *args, "--json"], check=False, stdout=subprocess.DEVNULL)
 
 
+def _eval(model: str, data: Path, fmt: str, extra: list[str], n: int, flag: str, d: Path) -> None:
+    args = ["eval", "-m", model, "--data", str(data), "--format", fmt, *extra]
+    _run([*args, "-n", str(n), flag, "--out", str(d)], d / "results.json")
+
+
 def run_model(key: str, model: str, mode: str, n: int, data: Path, out: Path, full: bool) -> None:
     flag = "--constrained" if mode == "con" else "--no-constrained"
     o = out / f"{key}-{mode}"
     for cat in BFCL_CATS:
-        d = o / f"bfcl-{cat}"
-        _run(
-            [
-                "eval",
-                "-m",
-                model,
-                "--data",
-                str(data / "bfcl"),
-                "--format",
-                "bfcl",
-                "-o",
-                f"categories={cat}",
-                "-t",
-                "json",
-                "-n",
-                str(n),
-                flag,
-                "--out",
-                str(d),
-            ],
-            d / "results.json",
-        )
+        extra = ["-o", f"categories={cat}", "-t", "json"]
+        _eval(model, data / "bfcl", "bfcl", extra, n, flag, o / f"bfcl-{cat}")
     bench_n = 8 if full and mode == "con" else 4
     if full:
-        d = o / "seal"
-        _run(
-            [
-                "eval",
-                "-m",
-                model,
-                "--data",
-                str(data / "seal-tools"),
-                "--format",
-                "seal-tools",
-                "-o",
-                "splits=test_out_domain",
-                "-n",
-                str(n),
-                flag,
-                "--out",
-                str(d),
-            ],
-            d / "results.json",
-        )
-        d = o / "deer"
-        _run(
-            [
-                "eval",
-                "-m",
-                model,
-                "--data",
-                str(data / "deer"),
-                "--format",
-                "deer",
-                "-n",
-                str(n * 3 // 2),
-                flag,
-                "--out",
-                str(d),
-            ],
-            d / "results.json",
-        )
+        extra = ["-o", "splits=test_out_domain"]
+        _eval(model, data / "seal-tools", "seal-tools", extra, n, flag, o / "seal")
+        _eval(model, data / "deer", "deer", [], n * 3 // 2, flag, o / "deer")
     d = o / "bench"
     _run(["bench", "-m", model, "-n", str(bench_n), flag, "--out", str(d)], d / "bench.json")
 

@@ -77,6 +77,19 @@ def columns() -> list[tuple[str, str]]:
     ]
 
 
+def _table(title: str) -> Table:
+    """A compact table that stays readable at 80 columns."""
+    return Table(
+        title=title,
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        padding=(0, 1),
+        collapse_padding=True,
+    )
+
+
 FIGURE_ORDER = ("success", "crash_rate", "dict_f1", "tool_f1", "param_f1", "decision_acc")
 
 
@@ -86,15 +99,9 @@ def print_table(result: Any, out: Console | None = None) -> None:
 
     out = out or console
     cols = columns()
-    table = Table(
-        title=f"toollab bench: {result.model} ({'constrained' if result.constrained else 'free'} "
-        f"decoding, {result.limit} test instances per environment, {result.wall_s:.0f} s)",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        pad_edge=False,
-        padding=(0, 1),
-        collapse_padding=True,
+    table = _table(
+        f"toollab bench: {result.model} ({'constrained' if result.constrained else 'free'} "
+        f"decoding, {result.limit} test instances per environment, {result.wall_s:.0f} s)"
     )
     for head, _meaning in cols:
         table.add_column(head, justify="left" if head == "env" else "right", no_wrap=True)
@@ -123,15 +130,7 @@ def print_comparison(results: list[Any], out: Console | None = None) -> None:
     """The models side by side: each figure's mean over the environments, and each
     environment's success."""
     out = out or console
-    table = Table(
-        title="toollab bench: models side by side (mean over environments, %)",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        pad_edge=False,
-        padding=(0, 1),
-        collapse_padding=True,
-    )
+    table = _table("toollab bench: models side by side (mean over environments, %)")
     table.add_column("figure", no_wrap=True)
     for r in results:
         name = r.model if len(r.model) <= 28 else "…" + r.model[-27:]
