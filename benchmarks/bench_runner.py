@@ -42,7 +42,7 @@ def main() -> None:
         rescore(out / PREDICTIONS)
         score = time.perf_counter() - t0
         size = (out / PREDICTIONS).stat().st_size
-    n = first.results["counts"]["predictions"]
+    n = first.results.counts.predictions
     print(
         json.dumps(
             {

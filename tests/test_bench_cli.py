@@ -346,7 +346,9 @@ def test_bench_two_models_side_by_side(tmp_path: Path) -> None:
 
     results = []
     for m in data["models"]:
-        res = BenchResult(m["model"], None, True, 2, 0, wall_s=m["wall_s"])
+        res = BenchResult(
+            model=m["model"], agent=None, constrained=True, limit=2, seed=0, wall_s=m["wall_s"]
+        )
         for env, row in m["envs"].items():
             res.envs.append(
                 EnvSummary(**{"env": env, **{k: v for k, v in row.items() if k != "env"}})

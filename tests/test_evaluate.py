@@ -53,9 +53,9 @@ def test_the_python_example_runs(
     assert log.task("bfcl").results["bfcl"]["simple_python"] == 1.0  # the oracle
     weather = log.task("weather")
     assert weather.results["environment"]["success"] == 1.0
-    assert weather.definitions["environment"]["success"]["label"] == "success"
+    assert weather.definitions["environment"]["success"].label == "success"
     assert all("environment" in s.scores for s in weather.samples)
-    assert weather.spec["constrained"] is False and weather.spec["constrained_by"] == "default"
+    assert weather.spec.constrained is False and weather.spec.constrained_by == "default"
 
 
 # -- replay ---------------------------------------------------------------------------------------

@@ -63,7 +63,7 @@ def test_single_agent_executes_the_program(home_data: Path, tmp_path: Path) -> N
         ex = rec["execution"]
         assert ex["crashed"] is False and ex["success"] is True and ex["f1"] == 1.0
         assert ex["state"]["min_price"] == 0  # search filled its defaults
-    assert out.results["counts"]["errors"] == 0
+    assert out.results.counts.errors == 0
 
 
 def test_react_agent_runs_step_by_step_in_the_environment(home_data: Path, tmp_path: Path) -> None:
@@ -124,7 +124,7 @@ def test_deer_agent_two_rounds_with_the_oracle(shared_data: Path, tmp_path: Path
         ),
         tmp_path / "run",
     )
-    assert out.config["agent"] == "deer" and out.config["max_tokens"] == 128
+    assert out.spec.agent == "deer" and out.spec.max_tokens == 128
     recs = _lines(tmp_path / "run")
     for rec in recs:
         assert len(rec["steps"]) == 2 and rec["metadata"]["rounds"] == 2
@@ -136,7 +136,7 @@ def test_deer_agent_two_rounds_with_the_oracle(shared_data: Path, tmp_path: Path
     assert any("#NoCallAPI#" in r["raw"] for r in recs) and any(
         "#CallAPI#" in r["raw"] for r in recs
     )
-    figures = out.results["metrics"]["deer"]
+    figures = out.results.metrics["deer"]
     assert figures["P_Call"] == 1.0 and figures["P_NoCall"] == 1.0
 
 

@@ -181,7 +181,7 @@ def test_score_runs_the_faithful_scorers_by_default(seal_run: Path) -> None:
     assert r.exit_code == 0, r.stderr
     scored = json.loads(r.stdout)
     assert scored["scorers"] == ["seal_tools"]  # seal_tools_strict only when named
-    assert scored["coverage"]["complete"] is True and "warnings" not in scored
+    assert scored["coverage"]["complete"] is True and scored["warnings"] == []
     r = runner.invoke(app, ["score", str(seal_run), "--metrics", "seal_tools*", "--json"])
     assert json.loads(r.stdout)["scorers"] == ["seal_tools", "seal_tools_strict"]
 
@@ -272,10 +272,11 @@ class _Judges:
 def test_judge_answers_are_cached_on_disk(
     shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import toollab.eval.runner as runner_module
+    import toollab.models.registry as registry_module
 
     judges = _Judges()
-    monkeypatch.setattr(runner_module, "_load_model", judges)
+    monkeypatch.setattr(registry_module, "load_model", judges)  # every model loads through here
+    monkeypatch.setattr(registry_module, "check_model_string", lambda spec: spec)
     out = tmp_path / "te"
     base = ["-d", str(shared_data / "tooleyes"), "-f", "tooleyes", "-n", "2", "--max-turns", "1"]
     r = runner.invoke(
@@ -308,10 +309,11 @@ def test_a_judge_cache_that_cannot_be_written_exits_2(
 ) -> None:
     """Refused before any model or judge is loaded, naming the path; never a run that loses
     its judged figures at the end."""
-    import toollab.eval.runner as runner_module
+    import toollab.models.registry as registry_module
 
     judges = _Judges()
-    monkeypatch.setattr(runner_module, "_load_model", judges)
+    monkeypatch.setattr(registry_module, "load_model", judges)  # every model loads through here
+    monkeypatch.setattr(registry_module, "check_model_string", lambda spec: spec)
     blocker = tmp_path / "afile"
     blocker.write_text("")
     bad = blocker / "judge_cache.jsonl"

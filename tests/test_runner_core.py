@@ -46,7 +46,7 @@ def test_oracle_run_writes_every_file(shared_data: Path, tmp_path: Path) -> None
     assert (
         config["model"] == "oracle" and config["template"] == "seal" and config["agent"] == "single"
     )
-    assert config["dataset"] == out.results["run"]["dataset"] and config["toollab_version"]
+    assert config["dataset"] == out.results.run.dataset and config["toollab_version"]
     recs = lines(run)
     assert len(recs) == 12 and len({r["id"] for r in recs}) == 12
     for rec in recs:
@@ -83,10 +83,11 @@ def test_seed_reaches_generation_and_repeats_give_ci(shared_data: Path, tmp_path
         by_seed.setdefault(r.options.seed, set()).add(r.tag)
     assert all(len(tags) == 10 for tags in by_seed.values())
     res = out.results
-    assert res["counts"]["predictions"] == 30 and res["counts"]["repeats"] == 3
-    fa = res["repeats"]["seal_tools"]["format_acc"]
-    assert fa["n"] == 3 and len(fa["values"]) == 3 and fa["ci95"] > 0
-    assert res["ci95"]["seal_tools"]["format_acc"] == fa["ci95"]
+    assert res.counts.predictions == 30 and res.counts.repeats == 3
+    assert res.repeats is not None and res.ci95 is not None
+    fa = res.repeats["seal_tools"]["format_acc"]
+    assert fa.n == 3 and len(fa.values) == 3 and fa.ci95 is not None and fa.ci95 > 0
+    assert res.ci95["seal_tools"]["format_acc"] == fa.ci95
     recs = lines(tmp_path / "run")
     ids = {p["id"] for p in recs}
     assert len(ids) == 10 and len(recs) == 30
@@ -144,9 +145,9 @@ def test_failures_and_timeouts_are_recorded_and_scored(shared_data: Path, tmp_pa
     assert "KeyError" in crashed[0]["error"]
     for rec in (recs[ids[1]], recs[ids[2]], crashed[0]):
         assert rec["parsed"]["status"] == "error"  # scored as a failure
-    c = out.results["counts"]
-    assert c["errors"] == 3 and c["timeouts"] == 1 and c["crashes"] == 1
-    assert out.results["metrics"]["seal_tools"]["format_acc"] < 1.0
+    c = out.results.counts
+    assert c.errors == 3 and c.timeouts == 1 and c.crashes == 1
+    assert out.results.metrics["seal_tools"]["format_acc"] < 1.0
 
 
 def test_resume_refuses_another_configuration(shared_data: Path, tmp_path: Path) -> None:
@@ -158,7 +159,7 @@ def test_resume_refuses_another_configuration(shared_data: Path, tmp_path: Path)
     assert "another --out" in msg
     # the metric selection is not part of the run's identity: resuming with it is fine
     again = run_eval(seal_config(shared_data, limit=4, metrics=["seal_tools"]), tmp_path / "run")
-    assert again.resumed and again.new == 0 and list(again.results["metrics"]) == ["seal_tools"]
+    assert again.resumed and again.new == 0 and list(again.results.metrics) == ["seal_tools"]
 
 
 def test_resume_repairs_a_partial_last_line(shared_data: Path, tmp_path: Path) -> None:
@@ -168,11 +169,16 @@ def test_resume_repairs_a_partial_last_line(shared_data: Path, tmp_path: Path) -
     # as if killed while writing line 10: nine complete lines and half of the tenth
     (run / PREDICTIONS).write_text("".join(text[:9]) + text[9][: len(text[9]) // 2])
     again = run_eval(seal_config(shared_data), run)
-    assert again.resumed and again.previous == 9 and again.new == 3 and again.repaired_bytes > 0
+    assert (
+        again.resumed
+        and again.previous == 9
+        and again.new == 3
+        and again.session.repaired_bytes > 0
+    )
     recs = read_predictions(run / PREDICTIONS)  # strict reader: every line complete
     assert sorted(p.id for p in recs) == sorted(p["id"] for p in lines(run))
     assert len(recs) == 12 and len({p.id for p in recs}) == 12
-    assert again.results["metrics"] == full.results["metrics"]
+    assert again.results.metrics == full.results.metrics
 
 
 def test_resume_after_a_complete_run_changes_nothing(shared_data: Path, tmp_path: Path) -> None:
@@ -186,7 +192,7 @@ def test_resume_after_a_complete_run_changes_nothing(shared_data: Path, tmp_path
         and unused.calls == 0
         and (tmp_path / "run" / PREDICTIONS).read_bytes() == before
     )
-    assert again.results["metrics"] == first.results["metrics"]
+    assert again.results.metrics == first.results.metrics
 
 
 def test_a_damaged_middle_line_is_an_error_not_repaired(shared_data: Path, tmp_path: Path) -> None:

@@ -26,8 +26,8 @@ def _seal(shared_data: Path, tmp_path: Path, split: str) -> dict[str, float]:
         ),
         tmp_path / split,
     )
-    assert out.results["counts"]["errors"] == 0
-    figures: dict[str, float] = out.results["metrics"]["seal_tools"]
+    assert out.results.counts.errors == 0
+    figures: dict[str, float] = out.results.metrics["seal_tools"]
     return figures
 
 
@@ -51,9 +51,9 @@ def test_bfcl_ast_categories_are_perfect(shared_data: Path, tmp_path: Path) -> N
         ),
         tmp_path / "bfcl",
     )
-    m = out.results["metrics"]["bfcl"]
+    m = out.results.metrics["bfcl"]
     for category in ("simple_python", "multiple", "parallel", "parallel_multiple"):
-        assert m[category] == 1.0, (category, out.results["errors"]["bfcl"])
+        assert m[category] == 1.0, (category, out.results.errors["bfcl"])
     assert m["irrelevance"] == 1.0 and m["non_live_ast_python"] == 1.0
     # the data has no Java / JavaScript entries: the leaderboard's "simple" is N/A, not 1.0
     assert m["simple"] is None

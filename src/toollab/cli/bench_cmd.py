@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich import box
@@ -17,7 +16,8 @@ from rich.table import Table
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors, progress
 from toollab.data.atomic import write_text_atomic
 from toollab.errors import UsageError
-from toollab.eval.bench import DEFAULT_BENCH_MODELS
+from toollab.eval.bench import DEFAULT_BENCH_MODELS, BenchResult
+from toollab.eval.progress import NoProgress
 from toollab.models.registry import check_model_string
 from toollab.schema.record import Prediction
 
@@ -26,32 +26,22 @@ def register(app: typer.Typer) -> None:
     app.command("bench")(bench_cmd)
 
 
-class _Sink:
-    """The runner's progress sink for one environment: a task on a shared bar."""
+class _Bars(NoProgress):
+    """The bench's progress: one bar per environment on a shared display."""
 
-    def __init__(self, bar: RichProgress, task: TaskID) -> None:
-        self.bar, self.task = bar, task
-
-    def start(self, total: int, completed: int) -> None:
-        self.bar.update(self.task, total=total, completed=completed)
-
-    def advance(self, pred: Prediction) -> None:
-        self.bar.advance(self.task)
-
-
-class _Bars:
     def __init__(self, quiet: bool) -> None:
         self.bar: RichProgress | None = None if quiet else progress()
+        self.tasks: dict[str, TaskID] = {}
         if self.bar is not None:
             self.bar.start()
 
-    def env_started(self, env: str, total: int) -> Any:
-        if self.bar is None:
-            return None
-        return _Sink(self.bar, self.bar.add_task(env, total=total))
+    def task_started(self, name: str, total: int, completed: int) -> None:
+        if self.bar is not None:
+            self.tasks[name] = self.bar.add_task(name, total=total, completed=completed)
 
-    def env_finished(self, summary: Any) -> None:
-        return None
+    def sample_done(self, name: str, prediction: Prediction) -> None:
+        if self.bar is not None and name in self.tasks:
+            self.bar.advance(self.tasks[name])
 
     def close(self) -> None:
         if self.bar is not None:
@@ -93,7 +83,7 @@ def _table(title: str) -> Table:
 FIGURE_ORDER = ("success", "crash_rate", "dict_f1", "tool_f1", "param_f1", "decision_acc")
 
 
-def print_table(result: Any, out: Console | None = None) -> None:
+def print_table(result: BenchResult, out: Console | None = None) -> None:
     """The per-environment table (readable at 80 columns), a legend and the plan LCS."""
     from toollab.eval.bench import FIGURES
 
@@ -126,7 +116,7 @@ def print_table(result: Any, out: Console | None = None) -> None:
         out.print(f"report: {result.report}")
 
 
-def print_comparison(results: list[Any], out: Console | None = None) -> None:
+def print_comparison(results: list[BenchResult], out: Console | None = None) -> None:
     """The models side by side: each figure's mean over the environments, and each
     environment's success."""
     out = out or console
@@ -236,10 +226,10 @@ def bench_cmd(
             print_table(result)
     if len(results) == 1:
         if as_json:
-            emit_json(results[0].as_dict())
+            emit_json(results[0].to_json())
         return
     report = write_bench_report([Path(e.run_dir) for r in results for e in r.envs], out)
-    combined = {"models": [r.as_dict() for r in results], "report": report}
+    combined = {"models": [r.to_json() for r in results], "report": report}
     write_text_atomic(out / "bench.json", json.dumps(combined, indent=2))
     if as_json:
         emit_json(combined)

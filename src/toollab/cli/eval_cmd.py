@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.markup import escape
@@ -12,6 +11,9 @@ from rich.table import Table
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors, progress
 from toollab.errors import UsageError
+from toollab.eval.log import Scores
+from toollab.eval.progress import NoProgress
+from toollab.eval.rescore import Coverage
 from toollab.schema.record import Prediction
 
 OptionOpt = typer.Option(
@@ -46,8 +48,8 @@ def register(app: typer.Typer) -> None:
     app.command("report")(report_cmd)
 
 
-class _Bar:
-    """The runner's progress sink: a rich bar with count, elapsed time and ETA on stderr."""
+class _Bar(NoProgress):
+    """The evaluation's progress: a rich bar with count, elapsed time and ETA on stderr."""
 
     def __init__(self, description: str) -> None:
         self.description = description
@@ -55,13 +57,13 @@ class _Bar:
         self.task: TaskID | None = None
         self.errors = 0
 
-    def start(self, total: int, completed: int) -> None:
+    def task_started(self, name: str, total: int, completed: int) -> None:
         self.bar = progress()
         self.bar.start()
         self.task = self.bar.add_task(self.description, total=total, completed=completed)
 
-    def advance(self, pred: Prediction) -> None:
-        if pred.error:
+    def sample_done(self, name: str, prediction: Prediction) -> None:
+        if prediction.error:
             self.errors += 1
         if self.bar is not None and self.task is not None:
             self.bar.advance(self.task)
@@ -71,47 +73,40 @@ class _Bar:
             self.bar.stop()
             self.bar = None
 
-    # -- as the progress of evaluate(): its one task reports to this bar
-    def task_started(self, name: str, total: int) -> _Bar:
-        return self
 
-    def task_finished(self, log: object) -> None:
-        return None
-
-
-def print_results(results: dict[str, Any], title: str) -> None:
+def print_results(scores: Scores, title: str, coverage: Coverage | None = None) -> None:
     """Every scorer's figures as one table on stderr."""
-    from toollab.report.runs import figure_definition, fmt_value
+    from toollab.report.runs import fmt_value
 
     table = Table(title=title, title_justify="left")
     table.add_column("scorer")
     table.add_column("figure")
     table.add_column("value", justify="right")
-    ci = results.get("ci95") or {}
-    for scorer, figs in (results.get("metrics") or {}).items():
+    ci = scores.ci95 or {}
+    for scorer, figs in scores.metrics.items():
         for i, (name, value) in enumerate(figs.items()):
-            label = figure_definition(results, scorer, name).get("label") or name
+            definition = scores.definition(scorer, name)
+            label = definition.label if definition is not None else name
             table.add_row(
                 scorer if i == 0 else "", label, fmt_value(value, ci.get(scorer, {}).get(name))
             )
     console.print(table)
-    cov = results.get("coverage") or {}
-    if cov and not cov.get("complete", True):
+    if coverage is not None and not coverage.complete:
         console.print(
-            f"coverage: {cov['expected_predictions'] - cov['missing_predictions']} of "
-            f"{cov['expected_predictions']} expected predictions, "
-            f"{cov['missing_instances']} instance(s) with none",
+            f"coverage: {coverage.expected_predictions - coverage.missing_predictions} of "
+            f"{coverage.expected_predictions} expected predictions, "
+            f"{coverage.missing_instances} instance(s) with none",
             highlight=False,
         )
-    for scorer, notes in (results.get("notes") or {}).items():
+    for scorer, notes in scores.notes.items():
         for note in notes:
             console.print(f"{scorer}: {escape(note)}", highlight=False)
-    c = results.get("counts") or {}
+    c = scores.counts
     console.print(
-        f"{c.get('predictions', 0)} predictions over {c.get('instances', 0)} instances"
-        f" × {c.get('repeats', 1)} repeat(s): {c.get('errors', 0)} failed "
-        f"({c.get('timeouts', 0)} timed out), {c.get('parse_errors', 0)} unparsable, "
-        f"{c.get('no_call', 0)} no-call",
+        f"{c.predictions} predictions over {c.instances} instances"
+        f" × {c.repeats} repeat(s): {c.errors} failed "
+        f"({c.timeouts} timed out), {c.parse_errors} unparsable, "
+        f"{c.no_call} no-call",
         highlight=False,
     )
 
@@ -193,7 +188,8 @@ def eval_cmd(
     An interrupted run continues where it stopped when the same command is run again.
     """
     from toollab.cli.data_cmd import parse_options
-    from toollab.eval.store import RESULTS, read_json
+    from toollab.eval.log import Results
+    from toollab.eval.runner import results_json
     from toollab.eval.task import Task, evaluate
 
     task = Task(
@@ -234,24 +230,23 @@ def eval_cmd(
     finally:
         bar.close()
     (ran,) = log.tasks
-    results = read_json(Path(ran.run_dir) / RESULTS)
-    session = results.get("session") or {}
-    if session.get("repaired_bytes"):
+    session = ran.session
+    if session is not None and session.repaired_bytes:
         console.print(
-            f"cut a partial last line ({session['repaired_bytes']} bytes) left by an interrupted "
-            "run",
+            f"cut a partial last line ({session.repaired_bytes} bytes) left by an interrupted run",
             highlight=False,
         )
-    if session.get("resumed"):
+    if session is not None and session.resumed:
         console.print(
-            f"resumed: {session.get('previous_predictions', 0)} predictions were already done, "
-            f"{session.get('new_predictions', 0)} new",
+            f"resumed: {session.previous_predictions} predictions were already done, "
+            f"{session.new_predictions} new",
             highlight=False,
         )
     if json_out:
-        emit_json({"out": str(out), **results})
+        results = Results(run=ran.spec, **dict(ran.scores), session=ran.session)
+        emit_json({"out": str(out), **results_json(results)})
         return
-    print_results(results, f"{ran.spec.get('dataset_name')} · {model}")
+    print_results(ran.scores, f"{ran.spec.dataset_name} · {model}")
     console.print(f"results: {Path(out) / 'results.json'}", highlight=False)
 
 
@@ -293,15 +288,16 @@ def score_cmd(
         judge=judge,
         judge_cache=judge_cache,
     )
-    for warning in results.get("warnings", []):
+    for warning in results.warnings:
         console.print(f"[yellow]warning[/]: {escape(warning)}", highlight=False)
+    data_out = results.model_dump(mode="json")
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(out, results)
+        write_json_atomic(out, data_out)
     if json_out:
-        emit_json(results)
+        emit_json(data_out)
         return
-    print_results(results, f"{results['dataset']['name']} · {predictions}")
+    print_results(results, f"{results.dataset.name} · {predictions}", results.coverage)
     if out is not None:
         console.print(f"results: {out}", highlight=False)
 

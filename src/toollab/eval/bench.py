@@ -18,13 +18,23 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
 
+from pydantic import BaseModel, Field, JsonValue
+
+from toollab.data import Dataset
+from toollab.data.atomic import write_text_atomic
+from toollab.envs.base import env_class, env_names
+from toollab.envs.generate import generate, split_complexity
+from toollab.eval.log import Results, RunSpec, TaskLog, task_log_of
 from toollab.eval.metrics.environment import FIGURES, best_call_counts, call_counts
-from toollab.eval.runner import ProgressSink
-from toollab.eval.store import RESULTS, read_json
+from toollab.eval.progress import Progress
+from toollab.eval.results import score_predictions
+from toollab.eval.task import Task, evaluate
+from toollab.models.base import Model
+from toollab.models.registry import ModelSource
+from toollab.schema import Instance
+from toollab.schema.record import Prediction
 
 __all__ = [
     "FIGURES",
@@ -56,8 +66,9 @@ SCORER = "environment"
 FIGURE_KEYS = tuple(f.name for f in FIGURES)
 
 
-@dataclass
-class EnvSummary:
+class EnvSummary(BaseModel):
+    """One environment's bench figures (fractions; ``None`` where undefined)."""
+
     env: str
     n: int
     n_call: int
@@ -72,57 +83,52 @@ class EnvSummary:
     run_dir: str = ""
     api_complexity: float | None = None
 
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
+def summary_of(log: TaskLog) -> EnvSummary:
+    """An environment's summary from its run's typed log (the ``environment`` scorer's
+    figures, as the run wrote them)."""
+    figs = log.scores.metrics.get(SCORER, {})
+    rows = log.scores.per_sample.get(SCORER, {})
+    counts = log.scores.scorer_counts.get(SCORER, {})
 
-def summary_of(env: str, results: dict[str, Any], run_dir: str = "") -> EnvSummary:
-    """An environment's summary from its run's ``results.json`` content (the ``environment``
-    scorer's figures, as they are there)."""
-    figs: dict[str, Any] = (results.get("metrics") or {}).get(SCORER) or {}
-    rows: dict[str, Any] = (results.get("per_sample") or {}).get(SCORER) or {}
-    counts = (results.get("scorer_counts") or {}).get(SCORER) or {}
+    def fig(name: str) -> float | None:
+        value = figs.get(name)
+        return None if value is None else float(value)
+
     return EnvSummary(
-        env=env,
+        env=log.name,
         n=int(counts.get("n", len(rows))),
         n_call=sum(1 for r in rows.values() if r.get("call")),
-        run_dir=run_dir,
-        success=figs.get("success"),
-        crash_rate=figs.get("crash_rate"),
-        dict_f1=figs.get("dict_f1"),
-        tool_f1=figs.get("tool_f1"),
-        param_f1=figs.get("param_f1"),
-        decision_acc=figs.get("decision_acc"),
-        lcs=figs.get("lcs"),
+        run_dir=log.run_dir,
+        success=fig("success"),
+        crash_rate=fig("crash_rate"),
+        dict_f1=fig("dict_f1"),
+        tool_f1=fig("tool_f1"),
+        param_f1=fig("param_f1"),
+        decision_acc=fig("decision_acc"),
+        lcs=fig("lcs"),
+        seconds=round(log.session.wall_s, 2) if log.session is not None else 0.0,
     )
 
 
-def summarise(env: str, instances: Sequence[Any], preds: Sequence[Any]) -> EnvSummary:
+def summarise(env: str, instances: Sequence[Instance], preds: Sequence[Prediction]) -> EnvSummary:
     """The per-environment figures of predictions (the first repeat) over ``instances``,
     through the ``environment`` scorer."""
-    from toollab.eval.metrics.environment import EnvironmentScorer
-
-    res = EnvironmentScorer().score(
-        [p for p in preds if p.repeat == 0], {i.id: i for i in instances}
-    )
-    return summary_of(
-        env,
-        {
-            "metrics": {SCORER: res.metrics},
-            "per_sample": {SCORER: res.per_instance},
-            "scorer_counts": {SCORER: res.counts},
-        },
-    )
+    first = [p for p in preds if p.repeat == 0]
+    scores = score_predictions(first, {i.id: i for i in instances}, [SCORER])
+    results = Results(run=RunSpec(model=""), **dict(scores))
+    return summary_of(task_log_of(env, "", results, first, instances))
 
 
-@dataclass
-class BenchResult:
+class BenchResult(BaseModel):
+    """One model's bench: its per-environment summaries and where the runs are."""
+
     model: str
     agent: str | None
     constrained: bool
     limit: int
     seed: int
-    envs: list[EnvSummary] = field(default_factory=list)
+    envs: list[EnvSummary] = Field(default_factory=list)
     wall_s: float = 0.0
     report: str | None = None
     out: str = ""
@@ -135,7 +141,9 @@ class BenchResult:
             out[k] = sum(vals) / len(vals) if vals else None
         return out
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, JsonValue]:
+        """``bench.json``'s content: the run, each figure's definition, the means, every
+        environment."""
         return {
             "model": self.model,
             "agent": self.agent,
@@ -146,35 +154,12 @@ class BenchResult:
             "out": self.out,
             "report": self.report,
             "definitions": {f.name: f.describe() for f in FIGURES},
-            "overall": self.overall(),
-            "envs": {e.env: e.as_dict() for e in self.envs},
+            "overall": dict(self.overall()),
+            "envs": {e.env: e.model_dump(mode="json") for e in self.envs},
         }
 
 
 # -- the suite ----------------------------------------------------------------------------------------
-class Progress(Protocol):
-    """What :func:`run_bench` reports to."""
-
-    def env_started(self, env: str, total: int) -> ProgressSink | None:
-        """An environment starts; returns the runner's progress sink for it (or None)."""
-
-    def env_finished(self, summary: EnvSummary) -> None: ...
-
-
-class _TaskProgress:
-    """:class:`~toollab.eval.task.EvalProgress` over the bench's per-environment progress."""
-
-    def __init__(self, progress: Progress | None, on_finish: Callable[[Any], None]) -> None:
-        self.progress = progress
-        self.on_finish = on_finish
-
-    def task_started(self, name: str, total: int) -> ProgressSink | None:
-        return self.progress.env_started(name, total) if self.progress is not None else None
-
-    def task_finished(self, log: Any) -> None:
-        self.on_finish(log)
-
-
 def bench_tasks(
     names: Sequence[str],
     *,
@@ -183,12 +168,8 @@ def bench_tasks(
     agent: str | None = None,
     template: str | None = None,
     max_tokens: int | None = None,
-) -> list[Any]:
+) -> list[Task]:
     """One task per environment: its generated test split, executed in that environment."""
-    from toollab.data import Dataset
-    from toollab.envs.generate import generate
-    from toollab.eval.task import Task
-
     tasks = []
     for name in names:
         insts = generate(name, "test", limit, seed)
@@ -207,7 +188,7 @@ def bench_tasks(
 
 def run_bench(
     *,
-    model: str = DEFAULT_MODEL,
+    model: str | Model = DEFAULT_MODEL,
     agent: str | None = None,
     template: str | None = None,
     envs: Sequence[str] | None = None,
@@ -217,64 +198,48 @@ def run_bench(
     constrained: bool = True,
     max_tokens: int | None = None,
     progress: Progress | None = None,
-    model_factory: Callable[[str], Any] | None = None,
     reporter: Callable[[list[Path], Path], str | None] | None = None,
 ) -> BenchResult:
     """Run the environment suite and write ``bench.json`` into ``out``; ``reporter`` (the run
     directories, ``out``) writes the report and returns its path (``toollab bench`` passes
-    :func:`toollab.report.write_bench_report`)."""
-    from toollab.envs.base import env_class, env_names
-    from toollab.envs.generate import generate, split_complexity
-    from toollab.eval.task import evaluate
-
+    :func:`toollab.report.write_bench_report`).  ``constrained`` constrains decoding wherever
+    the backend can (``False``: never)."""
     t0 = time.perf_counter()
     names = list(envs) if envs else env_names()
     for name in names:
         env_class(name)  # unknown name -> did-you-mean before any work
     out = Path(out)
-    load = model_factory or _load_model
-    active = load(model)  # a bad model string fails here, before anything is written
-    use_constraints = constrained and bool(active.supports_constraints)
-    result = BenchResult(
-        model=model, agent=agent, constrained=use_constraints, limit=limit, seed=seed, out=str(out)
-    )
     tasks = bench_tasks(
         names, limit=limit, seed=seed, agent=agent, template=template, max_tokens=max_tokens
     )
-    started = {"t": time.perf_counter()}
-
-    def finished(log: Any) -> None:
-        # the figures as results.json holds them: every view reads the same numbers
-        results = read_json(Path(log.run_dir) / RESULTS)
-        summary = summary_of(log.name, results, log.run_dir)
-        summary.seconds = round(time.perf_counter() - started["t"], 2)
-        result.envs.append(summary)
-        if progress is not None:
-            progress.env_finished(summary)
-        started["t"] = time.perf_counter()
-
-    try:
-        evaluate(
+    with ModelSource(model) as source:
+        source.get()  # a model that does not load fails here, before anything is written
+        log = evaluate(
             tasks,
-            active,
+            source.get(),
             log_dir=out,
             seed=seed,
-            constrained=use_constraints,
-            progress=_TaskProgress(progress, finished),
+            constrained=None if constrained else False,
+            progress=progress,
         )
-    finally:
-        active.close()
+    result = BenchResult(
+        model=source.name,
+        agent=agent,
+        constrained=all(bool(t.spec.constrained) for t in log.tasks),
+        limit=limit,
+        seed=seed,
+        out=str(out),
+        envs=[summary_of(t) for t in log.tasks],
+    )
     for task, summary in zip(tasks, result.envs, strict=True):
         train = generate(summary.env, "train", REFERENCE_TRAIN, seed, (1, 0, 0))
-        summary.api_complexity = split_complexity(summary.env, task.dataset.instances, train)
+        summary.api_complexity = split_complexity(summary.env, list(_instances(task)), train)
     result.wall_s = time.perf_counter() - t0
     if reporter is not None and result.envs:
         result.report = reporter([Path(e.run_dir) for e in result.envs], out)
-    (out / "bench.json").write_text(json.dumps(result.as_dict(), indent=2), encoding="utf-8")
+    write_text_atomic(out / "bench.json", json.dumps(result.to_json(), indent=2))
     return result
 
 
-def _load_model(spec: str) -> Any:
-    from toollab.models.registry import load_model
-
-    return load_model(spec)
+def _instances(task: Task) -> Sequence[Instance]:
+    return task.dataset.instances if isinstance(task.dataset, Dataset) else ()

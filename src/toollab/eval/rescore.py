@@ -15,11 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
+from pydantic import BaseModel, Field, JsonValue
+
+from toollab.data import Dataset, load_dataset
 from toollab.errors import InputError, UsageError
+from toollab.eval.log import RunSpec, Scores, read_spec
 from toollab.eval.runner import score_with_judge
-from toollab.eval.store import JUDGE_CACHE, RUN_JSON, read_json, read_predictions
+from toollab.eval.store import JUDGE_CACHE, RUN_JSON, read_predictions
 from toollab.eval.store import check_predictions as store_check
 from toollab.schema.record import Prediction
 
@@ -28,6 +31,9 @@ SHOW_IDS = 5
 #: how many missing instance ids ``coverage`` lists
 LIST_MISSING = 50
 
+#: a dataset adapter's options (``--option KEY=VALUE``)
+DataOptions = dict[str, JsonValue]
+
 
 def _some(ids: Sequence[str]) -> str:
     shown = ", ".join(repr(i) for i in ids[:SHOW_IDS])
@@ -35,35 +41,65 @@ def _some(ids: Sequence[str]) -> str:
     return shown + more
 
 
+class Coverage(BaseModel):
+    """How much of the expected ``(instance, repeat)`` grid a predictions file covers."""
+
+    complete: bool
+    expected_instances: int
+    repeats: int
+    expected_predictions: int
+    predictions: int
+    fraction: float | None
+    missing_predictions: int
+    missing_instances: int
+    #: the first :data:`LIST_MISSING` instances with no prediction
+    missing_ids: list[str] = Field(default_factory=list)
+
+
+class DatasetRef(BaseModel):
+    """The dataset a predictions file was scored against."""
+
+    path: str
+    format: str
+    name: str
+    fingerprint: str | None
+
+
+class Rescored(Scores):
+    """What ``toollab score`` computes: the :class:`Scores` of a predictions file, the run that
+    made it (when its ``run.json`` is there), the dataset, and the coverage."""
+
+    predictions: str
+    dataset: DatasetRef
+    run: RunSpec | None = None
+    coverage: Coverage
+    warnings: list[str] = Field(default_factory=list)
+
+
 def dataset_source(
-    predictions: Path, data: str | None, fmt: str | None, options: dict[str, Any] | None
-) -> tuple[str, str, dict[str, Any], dict[str, Any] | None]:
-    """(data path, format, adapter options, run config) for a predictions file."""
+    predictions: Path, data: str | None, fmt: str | None, options: DataOptions | None
+) -> tuple[str, str, DataOptions, RunSpec | None]:
+    """(data path, format, adapter options, run spec) for a predictions file."""
     run_path = predictions.parent / RUN_JSON
-    config = read_json(run_path) if run_path.is_file() else None
+    spec = read_spec(predictions.parent) if run_path.is_file() else None
     if data is None:
-        if config is None:
+        if spec is None:
             raise UsageError(
                 f"no {RUN_JSON} beside {predictions}: give the dataset with --data PATH --format F"
             )
-        if not config.get("data") or not config.get("format"):
+        if not spec.data or not spec.format:
             raise InputError("run.json names no dataset ('data' and 'format')", path=run_path)
-        return (
-            str(config["data"]),
-            str(config["format"]),
-            dict(options or config.get("data_options") or {}),
-            config,
-        )
+        return spec.data, spec.format, dict(options or spec.data_options), spec
     if fmt is None:
-        if config is not None and config.get("format"):
-            fmt = str(config["format"])
+        if spec is not None and spec.format:
+            fmt = spec.format
         else:
             raise UsageError("--format is required with --data")
-    return data, fmt, dict(options or {}), config
+    return data, fmt, dict(options or {}), spec
 
 
 def check_predictions(
-    preds: list[Prediction], dataset: Any, path: Path, run: dict[str, Any] | None = None
+    preds: list[Prediction], dataset: Dataset, path: Path, run: RunSpec | None = None
 ) -> None:
     """Refuse predictions from another dataset, unknown ids, impossible repeats and duplicated
     (id, repeat) pairs (the run store's checks, shared with a resumed run).  ``run``: the
@@ -72,12 +108,10 @@ def check_predictions(
     if not preds:
         raise InputError("the predictions file holds no predictions", path=path)
     ids, repeats, label = list(dataset.ids), None, f"dataset {dataset.name!r} at {dataset.path}"
-    if run is not None and run.get("dataset") == dataset.fingerprint:
-        limit = run.get("limit")
-        if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0:
-            ids, label = ids[:limit], f"the run ({limit} instance(s) of {label})"
-        if isinstance(run.get("repeats"), int) and not isinstance(run.get("repeats"), bool):
-            repeats = int(run["repeats"])
+    if run is not None and run.dataset == dataset.fingerprint:
+        if run.limit is not None and run.limit >= 0:
+            ids, label = ids[: run.limit], f"the run ({run.limit} instance(s) of {label})"
+        repeats = run.repeats
     store_check(
         preds,
         ids=ids,
@@ -89,60 +123,55 @@ def check_predictions(
     )
 
 
-def coverage(
-    preds: Sequence[Prediction], expected_ids: Sequence[str], repeats: int
-) -> dict[str, Any]:
+def coverage(preds: Sequence[Prediction], expected_ids: Sequence[str], repeats: int) -> Coverage:
     """How much of the expected ``(instance, repeat)`` grid the predictions cover."""
     have = {(p.id, p.repeat) for p in preds}
     predicted = {p.id for p in preds}
     missing_ids = [i for i in expected_ids if i not in predicted]
     missing_pairs = sum(1 for i in expected_ids for r in range(repeats) if (i, r) not in have)
     expected = len(expected_ids) * repeats
-    return {
-        "complete": missing_pairs == 0,
-        "expected_instances": len(expected_ids),
-        "repeats": repeats,
-        "expected_predictions": expected,
-        "predictions": len(have),
-        "fraction": (expected - missing_pairs) / expected if expected else None,
-        "missing_predictions": missing_pairs,
-        "missing_instances": len(missing_ids),
-        "missing_ids": missing_ids[:LIST_MISSING],
-    }
+    return Coverage(
+        complete=missing_pairs == 0,
+        expected_instances=len(expected_ids),
+        repeats=repeats,
+        expected_predictions=expected,
+        predictions=len(have),
+        fraction=(expected - missing_pairs) / expected if expected else None,
+        missing_predictions=missing_pairs,
+        missing_instances=len(missing_ids),
+        missing_ids=missing_ids[:LIST_MISSING],
+    )
 
 
-def coverage_warning(cov: dict[str, Any]) -> str | None:
+def coverage_warning(cov: Coverage) -> str | None:
     """One sentence for a file that does not cover the run, else ``None``."""
-    if cov.get("complete", True):
+    if cov.complete:
         return None
-    n_missing = int(cov["missing_instances"])
-    ids = [str(i) for i in cov.get("missing_ids", [])]
-    shown = ", ".join(repr(i) for i in ids[:SHOW_IDS])
+    n_missing = cov.missing_instances
+    shown = ", ".join(repr(i) for i in cov.missing_ids[:SHOW_IDS])
     if n_missing > SHOW_IDS:
         shown += f" and {n_missing - SHOW_IDS} more"
-    covered = int(cov["expected_predictions"]) - int(cov["missing_predictions"])
+    covered = cov.expected_predictions - cov.missing_predictions
     text = (
-        f"incomplete predictions: {covered} of {cov['expected_predictions']} expected "
+        f"incomplete predictions: {covered} of {cov.expected_predictions} expected "
         f"(instance, repeat) pairs have a prediction"
     )
     if n_missing:
-        text += f"; {n_missing} of {cov['expected_instances']} instances have none ({shown})"
+        text += f"; {n_missing} of {cov.expected_instances} instances have none ({shown})"
     return text + ". The figures cover only the predicted instances."
 
 
 def _expected(
-    dataset: Any, config: dict[str, Any] | None, preds: Sequence[Prediction]
+    dataset: Dataset, run: RunSpec | None, preds: Sequence[Prediction]
 ) -> tuple[list[str], int]:
     """(expected instance ids, expected repeats) for the coverage check: the run's when the
     ``run.json`` describes this dataset, else every instance × the repeats seen."""
     ids = list(dataset.ids)
     repeats = max((p.repeat for p in preds), default=0) + 1
-    if config is not None and config.get("dataset") == dataset.fingerprint:
-        limit = config.get("limit")
-        if isinstance(limit, int) and limit >= 0:
-            ids = ids[:limit]
-        if isinstance(config.get("repeats"), int):
-            repeats = max(repeats, int(config["repeats"]))
+    if run is not None and run.dataset == dataset.fingerprint:
+        if run.limit is not None and run.limit >= 0:
+            ids = ids[: run.limit]
+        repeats = max(repeats, run.repeats)
     return ids, repeats
 
 
@@ -151,45 +180,38 @@ def rescore(
     *,
     data: str | None = None,
     fmt: str | None = None,
-    options: dict[str, Any] | None = None,
+    options: DataOptions | None = None,
     metrics: Sequence[str] | None = None,
     judge: str | None = None,
     judge_cache: str | Path | None = None,
-) -> dict[str, Any]:
-    """Score a predictions file; returns the same structure as a run's ``results.json``, plus
+) -> Rescored:
+    """Score a predictions file: the figures a run's ``results.json`` holds, plus
     ``coverage`` (and ``warnings`` when the file does not cover the run).
 
     ``judge_cache`` (default: ``judge_cache.jsonl`` beside the file) keeps the judge's answers.
     """
-    from toollab.data import load_dataset
-
     path = Path(predictions)
     preds = read_predictions(path)
-    data_path, fmt_name, opts, config = dataset_source(path, data, fmt, options)
+    data_path, fmt_name, opts, spec = dataset_source(path, data, fmt, options)
     dataset = load_dataset(data_path, fmt_name, **opts)
-    check_predictions(preds, dataset, path, config)
+    check_predictions(preds, dataset, path, spec)
     ids = {p.id for p in preds}
     instances = {inst.id: inst for inst in dataset.instances if inst.id in ids}
     cache = judge_cache if judge_cache is not None else path.parent / JUDGE_CACHE
     # every applicable default scorer unless told otherwise: one file yields every metric family
-    results = score_with_judge(
+    scores = score_with_judge(
         preds, instances, list(metrics) if metrics else None, judge, judge_cache=cache
     )
-    expected_ids, repeats = _expected(dataset, config, preds)
+    expected_ids, repeats = _expected(dataset, spec, preds)
     cov = coverage(preds, expected_ids, repeats)
-    out: dict[str, Any] = {
-        "predictions": str(path),
-        "dataset": {
-            "path": data_path,
-            "format": fmt_name,
-            "name": dataset.name,
-            "fingerprint": dataset.fingerprint,
-        },
-        "run": config or {},
-        **results,
-        "coverage": cov,
-    }
     warning = coverage_warning(cov)
-    if warning:
-        out["warnings"] = [warning]
-    return out
+    return Rescored(
+        **dict(scores),
+        predictions=str(path),
+        dataset=DatasetRef(
+            path=data_path, format=fmt_name, name=dataset.name, fingerprint=dataset.fingerprint
+        ),
+        run=spec,
+        coverage=cov,
+        warnings=[warning] if warning else [],
+    )

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from toollab.eval.log import Counts, Estimate, FigureDef, Scores, Timing
 from toollab.schema import Instance
 from toollab.schema.record import Prediction
 
@@ -94,7 +95,7 @@ def score_predictions(
     *,
     judge: Any = None,
     judge_cache: str | Path | None = None,
-) -> dict[str, Any]:
+) -> Scores:
     """``metrics`` / ``breakdown`` / ``errors`` (and ``ci95`` / ``repeats`` for repeated runs)
     of every selected scorer, plus counts and timing over the predictions."""
     from toollab.eval.metrics.registry import MetricResult, score_all
@@ -114,60 +115,55 @@ def score_predictions(
 
     from toollab.eval.metrics.sample import figure_definitions
 
-    out: dict[str, Any] = {
-        "scorers": [sc.name for sc in scorers],
-        "definitions": figure_definitions(scorers),
-        "metrics": {},
-        "breakdown": {},
-        "errors": {},
-        "scorer_counts": {},
-        "notes": {},
+    scores = Scores(scorers=[sc.name for sc in scorers])
+    scores.definitions = {
+        name: {fig: FigureDef.model_validate(d) for fig, d in defs.items()}
+        for name, defs in figure_definitions(scorers).items()
     }
     repeats = len(by_repeat)
-    if repeats > 1:
-        out["ci95"] = {}
-        out["repeats"] = {}
+    ci95: dict[str, dict[str, float | None]] = {}
+    estimates: dict[str, dict[str, Estimate]] = {}
     for name, results in per_repeat.items():
         if not results:
             continue
         if repeats == 1:
             res = results[0]
-            out["metrics"][name] = {k: _clean(v) for k, v in res.metrics.items()}
-            out["breakdown"][name] = {
+            scores.metrics[name] = {k: _clean(v) for k, v in res.metrics.items()}
+            scores.breakdown[name] = {
                 g: {k: _clean(v) for k, v in figs.items()} for g, figs in res.breakdown.items()
             }
-            out["errors"][name] = dict(res.errors)
-            out["scorer_counts"][name] = dict(res.counts)
+            scores.errors[name] = dict(res.errors)
+            scores.scorer_counts[name] = dict(res.counts)
         else:
             agg = aggregate_repeats(results)
-            out["metrics"][name] = {k: _clean(e.mean) for k, e in agg.metrics.items()}
-            out["ci95"][name] = {k: _clean(e.ci95) for k, e in agg.metrics.items()}
-            out["breakdown"][name] = {
+            scores.metrics[name] = {k: _clean(e.mean) for k, e in agg.metrics.items()}
+            ci95[name] = {k: _clean(e.ci95) for k, e in agg.metrics.items()}
+            scores.breakdown[name] = {
                 g: {k: _clean(e.mean) for k, e in figs.items()} for g, figs in agg.breakdown.items()
             }
-            out["errors"][name] = dict(agg.errors)
-            out["scorer_counts"][name] = dict(results[0].counts)
-            out["repeats"][name] = {
-                k: {"mean": _clean(e.mean), "ci95": _clean(e.ci95), "std": _clean(e.std),
-                    "n": e.n, "values": e.values}
+            scores.errors[name] = dict(agg.errors)
+            scores.scorer_counts[name] = dict(results[0].counts)
+            estimates[name] = {
+                k: Estimate(mean=_clean(e.mean), ci95=_clean(e.ci95), std=_clean(e.std),
+                            n=e.n, values=[_clean(v) for v in e.values])
                 for k, e in agg.metrics.items()
             }  # fmt: skip
         notes = sorted({n for res in results for n in res.notes})
         if notes:
-            out["notes"][name] = notes
+            scores.notes[name] = notes
+    if repeats > 1:
+        scores.ci95, scores.repeats = dict(ci95), estimates
     # every sample's scores, by scorer, keyed ``id`` (``id@repeat`` for repeats > 0)
-    out["per_sample"] = {
+    scores.per_sample = {
         name: {k: row for res in results for k, row in res.per_instance.items()}
         for name, results in per_repeat.items()
     }
-    out["counts"] = prediction_counts(preds, len(instances), repeats)
-    out["timing"] = timing_summary(preds)
-    return out
+    scores.counts = prediction_counts(preds, len(instances), repeats)
+    scores.timing = timing_summary(preds)
+    return scores
 
 
-def prediction_counts(
-    preds: Sequence[Prediction], n_instances: int, repeats: int
-) -> dict[str, int]:
+def prediction_counts(preds: Sequence[Prediction], n_instances: int, repeats: int) -> Counts:
     """How many predictions, failures, format errors, no-calls and calls a run has."""
     failures = Counter(str(p.metadata.get("failure")) for p in preds if p.error)
     # a failed instance (backend error, timeout, crash) counts once, as failed, never also as
@@ -175,21 +171,21 @@ def prediction_counts(
     status = Counter(
         p.parsed.status.value if p.parsed is not None else "none" for p in preds if not p.error
     )
-    return {
-        "instances": n_instances,
-        "repeats": max(repeats, 1),
-        "predictions": len(preds),
-        "errors": sum(1 for p in preds if p.error),
-        "timeouts": failures.get(TIMEOUT, 0),
-        "crashes": failures.get(CRASH, 0),
-        "parse_errors": status.get("error", 0),
-        "no_call": status.get("no_call", 0),
-        "with_calls": status.get("calls", 0),
-        "calls": sum(len(p.parsed.calls) for p in preds if p.parsed is not None),
-    }
+    return Counts(
+        instances=n_instances,
+        repeats=max(repeats, 1),
+        predictions=len(preds),
+        errors=sum(1 for p in preds if p.error),
+        timeouts=failures.get(TIMEOUT, 0),
+        crashes=failures.get(CRASH, 0),
+        parse_errors=status.get("error", 0),
+        no_call=status.get("no_call", 0),
+        with_calls=status.get("calls", 0),
+        calls=sum(len(p.parsed.calls) for p in preds if p.parsed is not None),
+    )
 
 
-def timing_summary(preds: Sequence[Prediction]) -> dict[str, float | int | None]:
+def timing_summary(preds: Sequence[Prediction]) -> Timing:
     """Per-instance latency (mean, p50, p95) and token totals."""
     lat = sorted(float(p.timings.get("total_s", 0.0)) for p in preds)
     prompt = sum(int(p.usage.get("prompt_tokens", 0)) for p in preds)
@@ -201,13 +197,13 @@ def timing_summary(preds: Sequence[Prediction]) -> dict[str, float | int | None]
             return None
         return lat[min(len(lat) - 1, max(0, math.ceil(q * len(lat)) - 1))]
 
-    return {
-        "instance_s_mean": statistics.fmean(lat) if lat else None,
-        "instance_s_p50": pct(0.5),
-        "instance_s_p95": pct(0.95),
-        "instance_s_total": sum(lat),
-        "model_s": model_s,
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "completion_tokens_per_s": completion / model_s if model_s > 0 else None,
-    }
+    return Timing(
+        instance_s_mean=statistics.fmean(lat) if lat else None,
+        instance_s_p50=pct(0.5),
+        instance_s_p95=pct(0.95),
+        instance_s_total=sum(lat),
+        model_s=model_s,
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        completion_tokens_per_s=completion / model_s if model_s > 0 else None,
+    )

@@ -25,9 +25,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from toollab.agents.base import (
     Agent,
@@ -41,9 +41,12 @@ from toollab.agents.base import (
 )
 from toollab.errors import InputError, UsageError
 from toollab.eval.integrity import integrity_fields
+from toollab.eval.log import Results, RunSpec, Scores, Session, TaskLog, task_log_of
+from toollab.eval.progress import Progress
 from toollab.eval.results import CRASH, TIMEOUT, score_predictions, select_scorers
 from toollab.eval.store import JUDGE_CACHE, MAX_REPEATS, RunStore, check_predictions, done_keys
 from toollab.models.base import ChatRequest, GenerateOptions, Model, RendersPrompts
+from toollab.models.registry import ModelSource
 from toollab.schema import Instance
 from toollab.schema.record import Prediction
 from toollab.templates.base import Template
@@ -112,30 +115,41 @@ class EvalConfig(BaseModel):
     judge_cache: str | None = None
 
 
-class ProgressSink(Protocol):
-    """Receives progress: ``start`` once, ``advance`` after each finished prediction."""
-
-    def start(self, total: int, completed: int) -> None: ...
-
-    def advance(self, pred: Prediction) -> None: ...
-
-
 @dataclass
 class EvalOutcome:
     """What :func:`run_eval` did."""
 
     out: Path
-    results: dict[str, Any]
-    config: dict[str, Any]
-    resumed: bool = False
+    results: Results
     #: every prediction of the run (those already there and the new ones)
     predictions: list[Prediction] = field(default_factory=list)
-    #: predictions already in the directory when the run started
-    previous: int = 0
-    #: predictions made by this call
-    new: int = 0
-    repaired_bytes: int = 0
     instances: list[Instance] = field(default_factory=list)
+
+    @property
+    def spec(self) -> RunSpec:
+        return self.results.run
+
+    @property
+    def session(self) -> Session:
+        return self.results.session or Session()
+
+    @property
+    def resumed(self) -> bool:
+        return self.session.resumed
+
+    @property
+    def previous(self) -> int:
+        """Predictions already in the directory when the run started."""
+        return self.session.previous_predictions
+
+    @property
+    def new(self) -> int:
+        """Predictions made by this call."""
+        return self.session.new_predictions
+
+    def log(self, name: str) -> TaskLog:
+        """The run as the typed :class:`TaskLog`."""
+        return task_log_of(name, self.out, self.results, self.predictions, self.instances)
 
 
 def resolve_format(fmt: str) -> str:
@@ -163,7 +177,7 @@ def load_instances(config: EvalConfig, dataset: Any = None) -> tuple[Any, list[I
 
 def resolved_config(
     config: EvalConfig, dataset: Any, n_instances: int, agent: Agent | None = None
-) -> dict[str, Any]:
+) -> RunSpec:
     """The ``run.json`` content: the configuration with every default filled in
     (``constrained`` stays ``None`` until the model says whether it can constrain)."""
     from toollab import __version__
@@ -177,62 +191,77 @@ def resolved_config(
     chosen = agent if agent is not None else get_agent(name)
     default = chosen.default_max_tokens if isinstance(chosen, HasDefaultMaxTokens) else None
     max_tokens = config.max_tokens or default
-    return {
-        "model": config.model,
-        "data": str(Path(config.data).resolve()),
-        "format": fmt,
-        "data_options": dict(config.data_options),
-        "agent": name,
-        "template": template,
-        "metrics": list(config.metrics),
-        "limit": config.limit,
-        "repeats": config.repeats,
-        "seed": config.seed,
-        "constrained": config.constrained,
-        "constrained_by": "default" if config.constrained is None else "option",
-        "max_tokens": max_tokens or DEFAULT_MAX_TOKENS,
-        "temperature": config.temperature,
-        "top_p": config.top_p,
-        "max_turns": config.max_turns,
-        "timeout": config.timeout,
-        "judge": config.judge,
-        "judge_cache": config.judge_cache,
-        "dataset": dataset.fingerprint,
-        "dataset_name": dataset.name,
-        "instances": n_instances,
-        "toollab_version": __version__,
-    }
+    return RunSpec(
+        model=config.model,
+        data=str(Path(config.data).resolve()),
+        format=fmt,
+        data_options=dict(config.data_options),
+        agent=name,
+        template=template,
+        metrics=list(config.metrics),
+        limit=config.limit,
+        repeats=config.repeats,
+        seed=config.seed,
+        constrained=config.constrained,
+        constrained_by="default" if config.constrained is None else "option",
+        max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
+        temperature=config.temperature,
+        top_p=config.top_p,
+        max_turns=config.max_turns,
+        timeout=config.timeout,
+        judge=config.judge,
+        judge_cache=config.judge_cache,
+        dataset=dataset.fingerprint,
+        dataset_name=dataset.name,
+        instances=n_instances,
+        toollab_version=__version__,
+    )
+
+
+def decide_constrained(requested: bool | None, previous: bool | None, model: Model | None) -> bool:
+    """Whether a run constrains decoding -- the one place this is decided.
+
+    ``requested`` ``True`` / ``False`` is what the user asked for (``True`` on a backend that
+    cannot constrain is refused when the model is prepared); ``None`` (the default) keeps what a
+    resumed run recorded (``previous``), else constrains wherever the backend can."""
+    if requested is not None:
+        return requested
+    if previous is not None:
+        return previous
+    return bool(model is not None and model.supports_constraints)
 
 
 def run_eval(
     config: EvalConfig,
     out: str | Path,
     *,
-    model: Model | None = None,
-    progress: ProgressSink | None = None,
+    model: Model | ModelSource | None = None,
+    progress: Progress | None = None,
+    name: str | None = None,
     environment: Callable[[Instance], Environment | None] | None = None,
     dataset: Any = None,
     agent: Agent | None = None,
 ) -> EvalOutcome:
     """Run (or continue) an evaluation into ``out`` and write its ``results.json``.
 
-    ``model`` overrides ``config.model`` with a ready model object (its ``name`` is recorded);
+    ``model`` overrides ``config.model`` with a ready model (its ``name`` is recorded) or a
+    :class:`ModelSource` (loaded only when instances are pending; its owner closes it);
     ``dataset`` gives the instances in memory (``config.data`` then only names where they are
     kept); ``agent`` gives a ready agent object; ``environment`` returns the environment that
     executes an instance's calls (``None``: the one :func:`environment_of` finds for the
-    dataset).
+    dataset); ``progress`` hears about the task as ``name`` (default: the directory's name).
     """
     from toollab.agents.base import get_agent
     from toollab.templates.base import get_template
 
     started = time.perf_counter()
     dataset, instances = load_instances(config, dataset)
-    if model is not None:
-        config = config.model_copy(update={"model": model.name or "model"})
-    run_config = resolved_config(config, dataset, len(instances), agent)
-    template = get_template(run_config["template"])
+    source = model if isinstance(model, ModelSource) else ModelSource(model or config.model)
+    config = config.model_copy(update={"model": source.name})
+    spec = resolved_config(config, dataset, len(instances), agent)
+    template = get_template(spec.template)
     if agent is None:
-        agent = get_agent(run_config["agent"])
+        agent = get_agent(spec.agent)
     if environment is None:
         environment = environment_of(instances)
     _check_agent_template(agent, template)
@@ -242,21 +271,21 @@ def run_eval(
         from toollab.eval.metrics.judge import check_cache_path
 
         check_cache_path(config.judge_cache)  # so does a judge cache that cannot be written
-
-    owned = model is None
-    active: Model | None = model
+    task_name = name or Path(out).name
     new: list[Prediction] = []
     try:
         with RunStore(out) as store:
-            if run_config["constrained"] is None:
-                # the default: constrain wherever the backend can (the run records which)
-                before = store.existing_config() or {}
-                if isinstance(before.get("constrained"), bool):
-                    run_config["constrained"] = before["constrained"]
-                else:
-                    active = active if active is not None else _load_model(run_config["model"])
-                    run_config["constrained"] = bool(active.supports_constraints)
-            resumed = store.check(run_config, IDENTITY_FIELDS)  # another run here: fail
+            before = store.existing_config() or {}
+            previous = before.get("constrained")
+            if spec.constrained is None and not isinstance(previous, bool):
+                source.get()  # the backend says whether it can constrain
+            spec.constrained = decide_constrained(
+                spec.constrained,
+                previous if isinstance(previous, bool) else None,
+                source.get() if source.loaded else None,
+            )
+            identity = spec_json(spec)
+            resumed = store.check(identity, IDENTITY_FIELDS)  # another run here: fail
             existing = store.load()
             check_predictions(  # the checks `toollab score` applies: no foreign or duplicated line
                 existing,
@@ -273,32 +302,29 @@ def run_eval(
                 for r in range(config.repeats)
                 if (inst.id, r) not in done
             ]
+            active: Model | None = None
             if pending:
                 # load and check the model before run.json is written: a bad --model leaves no
                 # run behind, and the corrected command starts afresh
-                active = active if active is not None else _load_model(run_config["model"])
+                active = source.get()
                 template = template.with_model(active)  # `chat`: the model's own template
-                _prepare_model(active, instances, template, agent, run_config["constrained"])
-                run_config.update(
-                    integrity_fields(
-                        instances,
-                        constrained=bool(run_config["constrained"]),
-                        model=active,
-                        agent=agent,
-                    )
+                _prepare_model(active, instances, template, agent, bool(spec.constrained))
+                facts = integrity_fields(
+                    instances, constrained=bool(spec.constrained), model=active, agent=agent
                 )
+                spec.protocol_facts = facts.get("protocol_facts")
+                spec.answer_key_read_by = facts.get("answer_key_read_by")
             else:  # nothing to run: what the run that made the predictions recorded
-                previous = store.existing_config() or {}
-                run_config.update(
-                    {k: previous[k] for k in INTEGRITY_FIELDS if isinstance(previous.get(k), str)}
-                )
-            store.prepare(run_config, IDENTITY_FIELDS)
+                for key in INTEGRITY_FIELDS:
+                    if isinstance(before.get(key), str):
+                        setattr(spec, key, before[key])
+            store.prepare(spec_json(spec), IDENTITY_FIELDS)
             if progress is not None:
-                progress.start(len(instances) * config.repeats, len(done))
+                progress.task_started(task_name, len(instances) * config.repeats, len(done))
             if pending and active is not None:
                 ordered = _order_for_reuse(pending, active, agent, template)
                 options = _options_factory(
-                    run_config, environment, template_tools=template.tools_in_chat_template
+                    spec, environment, template_tools=template.tools_in_chat_template
                 )
                 new = _run_sync(
                     _run_pending(
@@ -311,41 +337,48 @@ def run_eval(
                         fingerprint=dataset.fingerprint,
                         timeout=config.timeout,
                         concurrency=config.concurrency or max(1, active.max_concurrency),
-                        progress=progress,
+                        on_done=(
+                            (lambda pred: progress.sample_done(task_name, pred))
+                            if progress is not None
+                            else None
+                        ),
                     )
                 )
             preds = existing + new
             judge_cache = config.judge_cache or str(Path(out) / JUDGE_CACHE)
-            results = score_with_judge(
+            scores = score_with_judge(
                 preds, by_id, config.metrics or None, config.judge, judge_cache=judge_cache
             )
-            results = {
-                "run": run_config,
-                **results,
-                "session": {
-                    "resumed": resumed,
-                    "previous_predictions": len(existing),
-                    "new_predictions": len(new),
-                    "wall_s": time.perf_counter() - started,
-                    "repaired_bytes": store.repaired_bytes,
-                },
-            }
-            store.write_results(results)
-            repaired = store.repaired_bytes
+            results = Results(
+                run=spec,
+                **dict(scores),
+                session=Session(
+                    resumed=resumed,
+                    previous_predictions=len(existing),
+                    new_predictions=len(new),
+                    wall_s=time.perf_counter() - started,
+                    repaired_bytes=store.repaired_bytes,
+                ),
+            )
+            store.write_results(results_json(results))
     finally:
-        if owned and active is not None:
-            active.close()
-    return EvalOutcome(
-        out=Path(out),
-        results=results,
-        config=run_config,
-        resumed=resumed,
-        predictions=preds,
-        previous=len(existing),
-        new=len(new),
-        repaired_bytes=repaired,
-        instances=instances,
-    )
+        if not isinstance(model, ModelSource):
+            source.close()  # a source handed in belongs to the caller
+    return EvalOutcome(out=Path(out), results=results, predictions=preds, instances=instances)
+
+
+def spec_json(spec: RunSpec) -> dict[str, JsonValue]:
+    """``run.json``'s content."""
+    return spec.model_dump(mode="json")
+
+
+def results_json(results: Results) -> dict[str, JsonValue]:
+    """``results.json``'s content (``ci95`` / ``repeats`` only for repeated runs)."""
+    data = results.model_dump(mode="json")
+    for key in ("ci95", "repeats"):
+        if data.get(key) is None:
+            data.pop(key, None)
+    return data
 
 
 def environment_named(name: str) -> Callable[[Instance], Environment | None]:
@@ -389,7 +422,7 @@ def score_with_judge(
     judge: str | None,
     *,
     judge_cache: str | Path | None = None,
-) -> dict[str, Any]:
+) -> Scores:
     """:func:`score_predictions`, with the judge model (a model string) loaded for the scoring;
     its answers are kept in ``judge_cache`` (JSONL), so scoring again asks nothing."""
     if not judge:
@@ -398,13 +431,10 @@ def score_with_judge(
         from toollab.eval.metrics.judge import check_cache_path
 
         check_cache_path(judge_cache)  # before the judge model is loaded
-    judge_model = _load_model(judge)
-    try:
+    with ModelSource(judge) as source:
         return score_predictions(
-            preds, instances, metrics, judge=judge_model, judge_cache=judge_cache
+            preds, instances, metrics, judge=source.get(), judge_cache=judge_cache
         )
-    finally:
-        judge_model.close()
 
 
 def _check_agent_template(agent: Agent, template: Template) -> None:
@@ -416,12 +446,6 @@ def _check_agent_template(agent: Agent, template: Template) -> None:
             f"agent {agent.name!r} needs a template with {', '.join(missing)} "
             f"(e.g. --template {agent.name}), not {template.name!r}"
         )
-
-
-def _load_model(spec: str) -> Model:
-    from toollab.models.registry import load_model
-
-    return load_model(spec)
 
 
 def _prepare_model(
@@ -438,7 +462,7 @@ def _prepare_model(
 
 
 def _options_factory(
-    run_config: dict[str, Any],
+    spec: RunSpec,
     environment: Callable[[Instance], Any] | None,
     *,
     template_tools: bool = False,
@@ -446,14 +470,14 @@ def _options_factory(
     def make(repeat: int) -> AgentOptions:
         return AgentOptions(
             generate=GenerateOptions(
-                max_tokens=int(run_config["max_tokens"]),
-                temperature=float(run_config["temperature"]),
-                top_p=float(run_config["top_p"]),
-                seed=int(run_config["seed"]) + repeat,
+                max_tokens=spec.max_tokens,
+                temperature=spec.temperature,
+                top_p=spec.top_p,
+                seed=spec.seed + repeat,
                 template_tools=template_tools,
             ),
-            constrained=bool(run_config["constrained"]),
-            max_turns=int(run_config["max_turns"]),
+            constrained=bool(spec.constrained),
+            max_turns=spec.max_turns,
             repeat=repeat,
             environment=environment,
         )
@@ -550,7 +574,7 @@ async def _run_pending(
     fingerprint: str | None,
     timeout: float | None,
     concurrency: int,
-    progress: ProgressSink | None,
+    on_done: Callable[[Prediction], None] | None,
 ) -> list[Prediction]:
     queue = collections.deque(pending)
     done: list[Prediction] = []
@@ -587,9 +611,9 @@ async def _run_pending(
             if batch:
                 await asyncio.to_thread(store.sync)
                 done.extend(batch)
-                if progress is not None:
+                if on_done is not None:
                     for pred in batch:
-                        progress.advance(pred)
+                        on_done(pred)
             if finished and not unsynced:
                 return
 

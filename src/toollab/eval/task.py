@@ -21,16 +21,20 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import JsonValue
 
 from toollab.agents.base import Agent, Environment
+from toollab.data import Dataset, load_dataset
 from toollab.errors import UsageError
-from toollab.eval.runner import EvalConfig, ProgressSink, environment_named, run_eval
+from toollab.eval.log import EvalLog, SampleLog, TaskLog, task_log_of
+from toollab.eval.progress import Progress
+from toollab.eval.runner import EvalConfig, environment_named, run_eval
 from toollab.models.base import Model
+from toollab.models.registry import ModelSource
 from toollab.schema import Instance
-from toollab.schema.record import Prediction, Step
+
+__all__ = ["EvalLog", "SampleLog", "Task", "TaskLog", "evaluate", "task_log_of"]
 
 EnvironmentSpec = str | Callable[[Instance], Environment | None]
 
@@ -40,7 +44,7 @@ class Task:
     """What to evaluate (see the module docs)."""
 
     #: a :class:`~toollab.data.Dataset`, a list of instances, or a path (with ``format``)
-    dataset: Any
+    dataset: Dataset | Sequence[Instance] | str | Path
     #: an agent name (``single``, ``react``, ``deer``, ...) or an agent object; default by format
     agent: str | Agent | None = None
     #: the environment that executes the calls: a registered environment's name, or a function
@@ -54,7 +58,7 @@ class Task:
     name: str | None = None
     #: dataset format, when ``dataset`` is a path
     format: str | None = None
-    data_options: dict[str, Any] = field(default_factory=dict)
+    data_options: dict[str, JsonValue] = field(default_factory=dict)
     #: only the first N instances
     limit: int | None = None
     #: tokens per model turn (default 256; DEER 128)
@@ -64,80 +68,8 @@ class Task:
     run_dir: str | Path | None = None
 
 
-class SampleLog(BaseModel):
-    """One sample of a task: the prediction, its trace and its per-sample scores."""
-
-    id: str
-    repeat: int = 0
-    prediction: Prediction
-    #: scorer name -> that scorer's per-sample scores
-    scores: dict[str, dict[str, Any]] = Field(default_factory=dict)
-
-    @property
-    def trace(self) -> list[Step]:
-        """The agent's steps (empty for a single-turn agent)."""
-        return self.prediction.steps
-
-
-class TaskLog(BaseModel):
-    """One task's run: its resolved specification, samples and aggregate results."""
-
-    name: str
-    run_dir: str
-    #: the resolved specification (``run.json``)
-    spec: dict[str, Any]
-    samples: list[SampleLog] = Field(default_factory=list)
-    #: scorer -> figure -> value
-    results: dict[str, dict[str, float | None]] = Field(default_factory=dict)
-    #: scorer -> figure -> {label, definition, percent} (the per-sample scorers)
-    definitions: dict[str, dict[str, dict[str, Any]]] = Field(default_factory=dict)
-    #: everything else of ``results.json`` (breakdowns, errors, counts, timing, ci95)
-    details: dict[str, Any] = Field(default_factory=dict)
-
-
-class EvalLog(BaseModel):
-    """What :func:`evaluate` did: one :class:`TaskLog` per task."""
-
-    model: str
-    log_dir: str
-    tasks: list[TaskLog] = Field(default_factory=list)
-    wall_s: float = 0.0
-
-    def task(self, name: str) -> TaskLog:
-        for t in self.tasks:
-            if t.name == name:
-                return t
-        raise KeyError(f"no task {name!r}; tasks: {', '.join(t.name for t in self.tasks)}")
-
-    @property
-    def results(self) -> dict[str, dict[str, float | None]]:
-        """The results of the only task (for one task)."""
-        return self._only().results
-
-    @property
-    def samples(self) -> list[SampleLog]:
-        """The samples of the only task (for one task)."""
-        return self._only().samples
-
-    def _only(self) -> TaskLog:
-        if len(self.tasks) != 1:
-            raise UsageError(f"this log has {len(self.tasks)} tasks: use log.task(name)")
-        return self.tasks[0]
-
-
-class EvalProgress(Protocol):
-    """What :func:`evaluate` reports to: a task starts (returns the runner's sink for it), a
-    task finishes."""
-
-    def task_started(self, name: str, total: int) -> ProgressSink | None: ...
-
-    def task_finished(self, log: TaskLog) -> None: ...
-
-
-def _dataset_of(task: Task) -> tuple[Any, str, str]:
+def _dataset_of(task: Task) -> tuple[Dataset, str, str]:
     """(the Dataset, its format, the path ``run.json`` names) of a task."""
-    from toollab.data import Dataset, load_dataset
-
     ds = task.dataset
     if isinstance(ds, str | Path):
         if not task.format:
@@ -159,7 +91,7 @@ def _environment(spec: EnvironmentSpec | None) -> Callable[[Instance], Environme
     return environment_named(spec)
 
 
-def _unique_names(tasks: Sequence[Task], datasets: Sequence[Any]) -> list[str]:
+def _unique_names(tasks: Sequence[Task], datasets: Sequence[Dataset]) -> list[str]:
     names: list[str] = []
     for task, ds in zip(tasks, datasets, strict=True):
         base = task.name or str(ds.name or "task")
@@ -184,20 +116,20 @@ def evaluate(
     concurrency: int | None = None,
     judge: str | None = None,
     judge_cache: str | Path | None = None,
-    progress: EvalProgress | None = None,
+    progress: Progress | None = None,
 ) -> EvalLog:
     """Run every task on ``model`` and score it; returns the typed log.
 
     ``model`` is a model object or a model string (``bundled:smollm2-135m``, ``oracle``,
     ``openai:NAME@URL``, ``replay:/outputs.jsonl``, ...); a string is loaded once for all
-    tasks (for one task, only when it has instances left to run).  ``log_dir`` holds one run directory per task (``log_dir/runs/NAME``; instances given
-    in memory are also written to ``log_dir/data/NAME.jsonl`` so that ``toollab score`` and
-    ``toollab report`` can read the run); default: a new temporary directory.  ``constrained``:
-    ``None`` constrains decoding wherever the backend can, ``True`` requires it, ``False`` is the
-    papers' unconstrained protocol; every run records which was used.
+    tasks, when the first task with instances left to run needs it.  ``log_dir`` holds one run
+    directory per task (``log_dir/runs/NAME``; instances given in memory are also written to
+    ``log_dir/data/NAME.jsonl`` so that ``toollab score`` and ``toollab report`` can read the
+    run); default: a new temporary directory.  ``constrained``: ``None`` constrains decoding
+    wherever the backend can, ``True`` requires it, ``False`` is the papers' unconstrained
+    protocol; every run records which was used.  ``progress`` hears each task start, each
+    sample finish and each task finish (:class:`~toollab.eval.progress.Progress`).
     """
-    from toollab.models.registry import load_model
-
     t0 = time.perf_counter()
     task_list = [tasks] if isinstance(tasks, Task) else list(tasks)
     if not task_list:
@@ -209,17 +141,8 @@ def evaluate(
         root = Path(tempfile.mkdtemp(prefix="toollab-"))
     names = _unique_names(task_list, [r[0] for r in resolved])
     envs = [_environment(t.environment) for t in task_list]  # bad names fail before any work
-    # one task and a model string: the runner loads the model only when there is work left
-    lazy = isinstance(model, str) and len(task_list) == 1
-    owned = isinstance(model, str) and not lazy
-    active: Model | None = load_model(model) if owned and isinstance(model, str) else None
-    if isinstance(model, Model):
-        active = model
-    log = EvalLog(
-        model=model if isinstance(model, str) else model.name,
-        log_dir=str(root) if root is not None else "",
-    )
-    try:
+    with ModelSource(model) as source:
+        log = EvalLog(model=source.name, log_dir=str(root) if root is not None else "")
         for task, (dataset, fmt, data_path), name, env in zip(
             task_list, resolved, names, envs, strict=True
         ):
@@ -247,57 +170,21 @@ def evaluate(
                 judge=judge,
                 judge_cache=str(judge_cache) if judge_cache is not None else None,
             )
-            n = len(dataset.instances) if task.limit is None else min(task.limit, len(dataset))
-            sink = progress.task_started(name, n * repeats) if progress is not None else None
             outcome = run_eval(
                 config,
                 Path(task.run_dir) if task.run_dir is not None else base / "runs" / name,
-                model=active,
-                progress=sink,
+                model=source,
+                progress=progress,
+                name=name,
                 environment=env,
                 dataset=dataset,
                 agent=task.agent
                 if task.agent is not None and not isinstance(task.agent, str)
                 else None,
             )
-            task_log = task_log_of(
-                name, outcome.out, outcome.results, outcome.predictions, outcome.instances
-            )
+            task_log = outcome.log(name)
             log.tasks.append(task_log)
             if progress is not None:
                 progress.task_finished(task_log)
-    finally:
-        if owned and active is not None:
-            active.close()
     log.wall_s = time.perf_counter() - t0
     return log
-
-
-def task_log_of(
-    name: str,
-    run_dir: Path,
-    results: dict[str, Any],
-    predictions: Sequence[Prediction],
-    instances: Sequence[Instance] = (),
-) -> TaskLog:
-    """The :class:`TaskLog` of a run from its ``results.json`` content and predictions (in
-    the order of ``instances``)."""
-    per_sample: dict[str, dict[str, Any]] = results.get("per_sample") or {}
-    order = {inst.id: i for i, inst in enumerate(instances)}
-    samples = []
-    for pred in sorted(predictions, key=lambda p: (p.repeat, order.get(p.id, len(order)), p.id)):
-        key = pred.id if not pred.repeat else f"{pred.id}@{pred.repeat}"
-        scores = {sc: rows[key] for sc, rows in per_sample.items() if key in rows}
-        samples.append(SampleLog(id=pred.id, repeat=pred.repeat, prediction=pred, scores=scores))
-    details = {
-        k: v for k, v in results.items() if k not in ("run", "metrics", "definitions", "per_sample")
-    }
-    return TaskLog(
-        name=name,
-        run_dir=str(run_dir),
-        spec=dict(results.get("run") or {}),
-        samples=samples,
-        results=dict(results.get("metrics") or {}),
-        definitions=dict(results.get("definitions") or {}),
-        details=details,
-    )

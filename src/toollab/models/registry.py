@@ -203,6 +203,56 @@ def load_model(spec: str | ModelSpec | None = None, **options: Any) -> Model:
     return model
 
 
+class ModelSource:
+    """The one way the evaluation loads a model: a ready :class:`Model`, or a model string
+    loaded on first :meth:`get` (a run with nothing left to do never loads it).
+
+    A source closes only a model it loaded itself (:meth:`close`); a model handed in ready
+    belongs to whoever made it.  Use as a context manager."""
+
+    def __init__(self, model: Model | str) -> None:
+        if isinstance(model, str):
+            check_model_string(model)  # a bad string fails here, before any work
+            self._spec: str | None = model
+            self._model: Model | None = None
+        elif isinstance(model, Model):
+            self._spec, self._model = None, model
+        else:
+            raise UsageError(
+                f"model: expected a Model or a model string, not {type(model).__name__}"
+            )
+        self._owned = False
+
+    @property
+    def name(self) -> str:
+        if self._model is not None:
+            return self._model.name or "model"
+        return self._spec or "model"
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def get(self) -> Model:
+        """The model, loaded now if it was not yet."""
+        if self._model is None:
+            self._model = load_model(self._spec)
+            self._owned = True
+        return self._model
+
+    def close(self) -> None:
+        if self._owned and self._model is not None:
+            self._model.close()
+            self._model = None
+            self._owned = False
+
+    def __enter__(self) -> ModelSource:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def merge_options(
     spec: ModelSpec,
     options: dict[str, Any],
