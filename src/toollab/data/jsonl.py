@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from toollab.errors import InputError
+from toollab.schema.json import JsonObject
 
 _DECODER = json.JSONDecoder()
 _WS = " \t\r\n"
@@ -235,7 +236,7 @@ def read_records(path: str | Path) -> Iterator[Record]:
     yield from _raising(p, scan_lines(text))
 
 
-def require_object(rec: Record, keys: tuple[str, ...] = ()) -> dict[str, Any]:
+def require_object(rec: Record, keys: tuple[str, ...] = ()) -> JsonObject:
     """The record as a dict that has ``keys``; an :class:`InputError` naming file:line if not."""
     if not isinstance(rec.data, dict):
         raise rec.error(f"expected a JSON object, got {type(rec.data).__name__}")

@@ -21,6 +21,7 @@ from typing import Any
 from toollab.data.types import PYTHON_TYPES
 from toollab.errors import ToolSchemaError
 from toollab.schema import Tool
+from toollab.schema.json import JsonObject
 from toollab.schema.wire import json_kind
 
 #: Python-style type names (Seal-Tools, BFCL) → JSON Schema types
@@ -46,7 +47,7 @@ def json_type_for(name: Any) -> str | None:
     return PY_TO_JSON_TYPE.get(name.strip().lower())
 
 
-def seal_field_schema(spec: Any) -> dict[str, Any]:
+def seal_field_schema(spec: Any) -> JsonObject:
     """One Seal-Tools parameter or response entry → a JSON Schema."""
     if not isinstance(spec, dict):
         raise ToolSchemaError(
@@ -88,7 +89,7 @@ def _seal_fields(tool: str, what: str, specs: Any) -> dict[str, Any]:
     return out
 
 
-def seal_to_tool(record: dict[str, Any]) -> Tool:
+def seal_to_tool(record: JsonObject) -> Tool:
     """A Seal-Tools ``tool.jsonl`` record → :class:`Tool` (``field`` becomes the category; the
     ``responses`` become an object schema of ``returns``, in order, when there are any)."""
     name = record.get("api_name")
@@ -137,7 +138,7 @@ JSON_TO_SEAL_TYPE = {
 }
 
 
-def seal_field_entry(schema: Any) -> dict[str, Any]:
+def seal_field_entry(schema: Any) -> JsonObject:
     """The inverse of :func:`seal_field_schema`: a JSON Schema → a Seal-Tools entry."""
     spec = schema if isinstance(schema, dict) else {}
     typ = spec.get("x-original-type", spec.get("type", "str"))
@@ -150,7 +151,7 @@ def seal_field_entry(schema: Any) -> dict[str, Any]:
     return out
 
 
-def tool_to_seal(tool: Tool) -> dict[str, Any]:
+def tool_to_seal(tool: Tool) -> JsonObject:
     """A :class:`Tool` → a Seal-Tools ``tool.jsonl`` record (the inverse of :func:`seal_to_tool`)."""
     rec: dict[str, Any] = {"api_name": tool.name, "api_description": tool.description}
     if tool.category:
@@ -205,7 +206,7 @@ def tool_from_record(record: Any) -> Tool:
     )
 
 
-def tool_to_record(tool: Tool) -> dict[str, Any]:
+def tool_to_record(tool: Tool) -> JsonObject:
     """toollab's own tool JSON, without empty optional fields."""
     out: dict[str, Any] = {
         "name": tool.name,

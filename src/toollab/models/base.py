@@ -17,6 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from toollab.schema import Instance, Tool, ToolCall
+from toollab.schema.json import JsonObject
 
 Message = dict[str, Any]
 
@@ -32,7 +33,7 @@ class GenerateOptions(BaseModel):
     seed: int = 0
     stop: list[str] = Field(default_factory=list)
     #: constrain the output to this JSON Schema (llama.cpp grammar / ``response_format``)
-    json_schema: dict[str, Any] | None = None
+    json_schema: JsonObject | None = None
     #: constrain the output with a raw GBNF grammar (llama.cpp only)
     grammar: str | None = None
     #: let the server use its native ``tools`` / ``tool_calls`` when it has them (OpenAI-compatible)

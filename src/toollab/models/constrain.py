@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from toollab.errors import BackendError, ToolSchemaError
 from toollab.schema import Tool, ToolCall
+from toollab.schema.json import JsonObject
 from toollab.tools.formats import PY_TO_JSON_TYPE
 
 if TYPE_CHECKING:
@@ -290,7 +291,7 @@ def _call_branches(policy: CallPolicy, one: dict[str, Any]) -> list[dict[str, An
     return [{"calls": calls_array_schema(one, min_items=lo, max_items=policy.max_calls)}]
 
 
-def build_schema(tools: list[Tool], policy: CallPolicy) -> dict[str, Any]:
+def build_schema(tools: list[Tool], policy: CallPolicy) -> JsonObject:
     """The JSON Schema of one constrained answer under ``policy`` (the call stage when two-stage)."""
     one = call_schema(tools, max_string_length=policy.max_string_length)
     inline_decision = policy.allow_no_call and policy.decision == "inline"

@@ -44,6 +44,7 @@ from toollab.parsing._text import (
 )
 from toollab.parsing.base import ParseResult, register_parser
 from toollab.schema import ToolCall
+from toollab.schema.json import JsonObject
 
 DECODER_FAILED = "ast_decoder:decoder_failed"
 WRONG_OUTPUT_FORMAT = "ast_decoder:decoder_wrong_output_format"
@@ -86,7 +87,7 @@ def bfcl_is_function_calling_format(decoded: Any) -> bool:
     return True
 
 
-def bfcl_decode_ast(text: str, max_chars: int | None = None) -> list[dict[str, dict[str, Any]]]:
+def bfcl_decode_ast(text: str, max_chars: int | None = None) -> list[dict[str, JsonObject]]:
     """BFCL's decoded structure for ``text``: a list of single-key ``{name: {kwarg: value}}``
     dicts, or :class:`BfclDecodeError` (``decoder_failed`` / ``decoder_wrong_output_format``).
 

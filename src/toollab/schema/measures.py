@@ -17,7 +17,7 @@ import json
 import math
 import operator
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 Number = float | None
@@ -86,8 +86,8 @@ def same_value(a: Any, b: Any) -> bool:
 
 
 def dict_prf(
-    pred: dict[str, Any],
-    label: dict[str, Any],
+    pred: Mapping[str, object],
+    label: Mapping[str, object],
     equal: Callable[[Any, Any], bool] = same_value,
 ) -> tuple[float, float, float]:
     """SambaNova's ``compute_f1_between_dicts``: overlap = keys of ``pred`` whose value equals
@@ -104,15 +104,15 @@ def dict_prf(
 
 
 def compute_f1_between_dicts(
-    pred: dict[str, Any], label: dict[str, Any]
+    pred: Mapping[str, object], label: Mapping[str, object]
 ) -> tuple[float, float, float]:
     """:func:`dict_prf` with upstream's plain ``==``."""
     return dict_prf(pred, label, operator.eq)
 
 
 def best_label_f1(
-    pred: dict[str, Any],
-    labels: Sequence[dict[str, Any]],
+    pred: Mapping[str, object],
+    labels: Sequence[Mapping[str, object]],
     equal: Callable[[Any, Any], bool] = same_value,
 ) -> tuple[float, float, float, int]:
     """The (P, R, F1) of the best-F1 label (the first on a tie) and its index (-1 without)."""

@@ -190,7 +190,9 @@ def _tool_of(rec: Record) -> DeerTool:
         description_for_human=_text_field(rec, d, "description_for_human"),
         description_for_model=_text_field(rec, d, "description_for_model", False),
         api_function=_text_field(rec, d, "api_function", False),
-        example=[dict(ex) for ex in examples],  # extra keys kept, as published
+        example=[
+            dict(ex) for ex in examples if isinstance(ex, dict)
+        ],  # checked above; extra keys kept
     )
 
 

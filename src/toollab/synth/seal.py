@@ -510,7 +510,7 @@ def read_fields(path: Path) -> dict[str, list[str]]:
         for name, subs in d.items():
             if not isinstance(subs, list) or not all(isinstance(s, str) for s in subs):
                 raise rec.error(f"the subfields of {name!r} must be a list of strings")
-            out[name] = list(subs)
+            out[name] = [s for s in subs if isinstance(s, str)]  # checked above
     if not out:
         raise InputError("no fields in the file", path=path)
     return out

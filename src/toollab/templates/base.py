@@ -14,6 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 from toollab.parsing import ParseResult, get_parser, safe_parse
 from toollab.registry import Registry
 from toollab.schema import Instance, Tool, ToolCall
+from toollab.schema.json import JsonObject, JsonValue
 
 Message = dict[str, Any]
 
@@ -104,9 +105,10 @@ class Template(ABC):
             return self.render_calls(list(instance.gold))
         return self.render_answer(instance.answer)
 
-    def training_example(self, instance: Instance) -> dict[str, Any]:
+    def training_example(self, instance: Instance) -> JsonObject:
         """``{"messages": prompt messages, "completion": gold assistant text}`` for fine-tuning."""
-        return {"messages": self.messages(instance), "completion": self.target(instance)}
+        messages: list[JsonValue] = [dict(m) for m in self.messages(instance)]
+        return {"messages": messages, "completion": self.target(instance)}
 
 
 @runtime_checkable

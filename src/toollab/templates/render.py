@@ -10,12 +10,13 @@ from typing import Any
 
 from toollab.schema import Ref, Tool, ToolCall, to_seal_value
 from toollab.schema.call import _refs_to_json
+from toollab.schema.json import JsonObject
 
 #: the assistant text used for an explicit no-call when the instance gives no answer text
 DEFAULT_NO_CALL_ANSWER = "None of the available tools can be used to answer this request."
 
 
-def json_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+def json_arguments(arguments: JsonObject) -> JsonObject:
     """Arguments as plain JSON: references become ``{"$ref": label}``."""
     out: dict[str, Any] = _refs_to_json(arguments)
     return out

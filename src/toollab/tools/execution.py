@@ -44,6 +44,7 @@ from typing import Any
 
 from toollab.errors import UnknownToolError
 from toollab.schema import Ref, ToolCall, dependencies, levels, link_calls
+from toollab.schema.json import JsonObject
 from toollab.tools.jsonable import ResultTooLarge, to_jsonable
 from toollab.tools.pool import PoolEntry, ToolPool
 from toollab.tools.sandbox import Sandbox, SandboxError
@@ -70,7 +71,7 @@ class CallResult:
     index: int
     call: ToolCall
     #: the arguments the tool received, references resolved (``None`` when resolution failed)
-    arguments: dict[str, Any] | None = None
+    arguments: dict[str, object] | None = None
     output: Any = None
     error: str | None = None
     #: one of :data:`ERROR_KINDS` when ``error`` is set
@@ -91,7 +92,7 @@ class CallResult:
         """What an agent sees: the output, or ``{"error": "..."}``."""
         return self.output if self.ok else {"error": self.error}
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         out: dict[str, Any] = {
             "index": self.index,
             "name": self.call.name,
@@ -141,7 +142,7 @@ class ExecutionResult:
     def failed(self) -> list[CallResult]:
         return [r for r in self.results if not r.ok]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "ok": self.ok,
             "duration": round(self.duration, 6),
@@ -159,7 +160,7 @@ class CallFailure(Exception):
         kind: str,
         message: str,
         reasons: Sequence[str] = (),
-        arguments: dict[str, Any] | None = None,
+        arguments: dict[str, object] | None = None,
     ) -> None:
         self.kind = kind
         self.reasons = list(reasons)
@@ -177,7 +178,7 @@ def prepare_call(
     results: Sequence[CallResult | None],
     *,
     validate: bool = True,
-) -> tuple[PoolEntry, dict[str, Any]]:
+) -> tuple[PoolEntry, dict[str, object]]:
     """Everything that happens before call ``index`` of ``calls`` runs: the tool's pool entry,
     its references resolved against the earlier ``results``, its arguments validated, its
     implementation present.  :class:`CallFailure` says why the call cannot run.

@@ -31,6 +31,7 @@ from toollab.data.jsonl import Record, read_records, require_object
 from toollab.data.types import BFCL_LOSSY, BFCL_TYPES, ORIGINAL_TYPE
 from toollab.errors import InputError
 from toollab.schema import Decision, GoldCall, Instance, ProtocolFacts, Tool
+from toollab.schema.json import JsonValue
 
 SOURCE = "bfcl"
 QUESTION_FILE = re.compile(r"^BFCL_(v\d+)_(.+)\.json$")
@@ -154,15 +155,15 @@ def gold_from_ground_truth(
     return gold
 
 
-def _query(question: list[Any], rec: Record) -> tuple[str, list[dict[str, Any]]]:
+def _query(question: JsonValue, rec: Record) -> tuple[str, list[dict[str, Any]]]:
     """The user message of the first turn, and every message of every turn."""
     if not isinstance(question, list) or not question:
         raise rec.error("'question' must be a non-empty list of turns")
-    turns = [t if isinstance(t, list) else [t] for t in question]
-    messages = [m for t in turns for m in t]
-    for m in messages:
-        if not isinstance(m, dict) or "role" not in m:
-            raise rec.error("each message of 'question' must be an object with 'role'")
+    raw_turns = [t if isinstance(t, list) else [t] for t in question]
+    if not all(isinstance(m, dict) and "role" in m for t in raw_turns for m in t):
+        raise rec.error("each message of 'question' must be an object with 'role'")
+    turns = [[m for m in t if isinstance(m, dict)] for t in raw_turns]
+    messages: list[dict[str, Any]] = [m for t in turns for m in t]
     first_users = [m for m in turns[0] if m.get("role") == "user"]
     users = first_users or [m for m in messages if m.get("role") == "user"]
     query = str(users[-1].get("content", "")) if users else ""

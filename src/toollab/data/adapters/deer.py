@@ -137,9 +137,10 @@ def instance_from_chain(
     rec: Record, inst_id: str, split: str, cache: dict[str, Tool] | None = None
 ) -> Instance:
     d = require_object(rec, ("conversations",))
-    turns = d["conversations"]
-    if not isinstance(turns, list) or not all(isinstance(t, dict) for t in turns):
+    raw_turns = d["conversations"]
+    if not isinstance(raw_turns, list) or not all(isinstance(t, dict) for t in raw_turns):
         raise rec.error("'conversations' must be a list of {from, value}")
+    turns = [t for t in raw_turns if isinstance(t, dict)]
     human = [str(t.get("value", "")) for t in turns if t.get("from") in ("human", "user")]
     gpt = [str(t.get("value", "")) for t in turns if t.get("from") in ("gpt", "assistant")]
     if not human or not gpt:
@@ -219,14 +220,14 @@ def instance_from_baseline(rec: Record, inst_id: str, split: str) -> Instance:
         raise rec.error("'api_list' and 'api_label' must be lists")
     tools: list[Tool] = []
     for a in api_list:
-        if not isinstance(a, dict) or "name" not in a:
-            raise rec.error("each api_list entry needs a 'name'")
+        if not isinstance(a, dict) or not isinstance(a.get("name"), str):
+            raise rec.error("each api_list entry needs a 'name' (a string)")
         try:
             tools.append(
                 Tool.build(
                     name=a["name"],
                     description=a.get("description") or "",
-                    parameters=_toolbench_parameters(a.get("parameters"), rec, a["name"]),
+                    parameters=_toolbench_parameters(a.get("parameters"), rec, str(a["name"])),
                     metadata={"raw": a},
                 )
             )

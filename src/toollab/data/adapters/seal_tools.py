@@ -139,6 +139,8 @@ def instance_from_record(
         name = c["api"]
         params = c.get("parameters") or {}
         responses = c.get("responses") or []
+        if not isinstance(name, str):
+            raise rec.error(f"call {i}: 'api' must be a tool name (a string)")
         if not isinstance(params, dict):
             raise rec.error(f"call {i} ({name!r}): 'parameters' must be an object")
         if not isinstance(responses, list) or not all(isinstance(r, str) for r in responses):
@@ -148,12 +150,13 @@ def instance_from_record(
             raise rec.error(f"call {i} uses tool {name!r}, which {tool_file} does not define")
         if all(t.name != name for t in offered):
             offered.append(tool)
+        outputs = [r for r in responses if isinstance(r, str)]  # checked above
         unresolved.extend(_unresolved(params, labels))
-        labels.update(responses)
-        calls.append(GoldCall(name=name, arguments=dict(params), outputs=list(responses)))
+        labels.update(outputs)
+        calls.append(GoldCall(name=name, arguments=dict(params), outputs=outputs))
     return_fields = {t.name: t.return_fields for t in offered}
     linked = cast(list[GoldCall], link_calls(cast(list[ToolCall], calls), return_fields))
-    nested = any(_has_label(c.get("parameters") or {}) for c in calling)
+    nested = any(_has_label(c.get("parameters") or {}) for c in calling if isinstance(c, dict))
     category = "nested" if nested else ("multiple" if len(calls) > 1 else "single")
     if not calls:
         category = "none"
