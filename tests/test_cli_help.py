@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import typer
 from typer.testing import CliRunner
 
@@ -51,3 +53,29 @@ def test_every_verb_has_help() -> None:
 def test_version() -> None:
     res = CliRunner().invoke(app, ["--version"])
     assert res.exit_code == 0 and res.output.strip() == "0.1.0"
+
+
+def test_help_wraps_at_the_terminal_width_not_at_docstring_line_breaks() -> None:
+    """Each paragraph of a command's help is one logical line that the terminal wraps: a
+    description continued on a next line fills the line before it."""
+    from toollab.cli.main import reflow
+
+    assert reflow("One line\n    goes on.\n\n    Second paragraph\n    here.") == (
+        "One line goes on.\n\nSecond paragraph here."
+    )
+    runner = CliRunner()
+    for verb in ([], ["data"], ["train"]):
+        res = runner.invoke(app, [*verb, "--help"], env={"COLUMNS": "80"}, terminal_width=80)
+        assert res.exit_code == 0
+        lines = res.output.splitlines()
+        start = next(i for i, line in enumerate(lines) if "Commands" in line)
+        box = []
+        for line in lines[start + 1 :]:
+            if line.startswith("╰"):
+                break
+            box.append(line[1:-1].rstrip())
+        assert box
+        for line, following in itertools.pairwise(box):
+            continued = following.startswith("  ")  # an entry starts one space in
+            if continued and len(line.strip()) < 45:
+                raise AssertionError(f"a short line before a continuation: {line!r}")

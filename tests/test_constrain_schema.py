@@ -159,11 +159,22 @@ def test_invalid_policies_are_refused() -> None:
 
 
 def test_schema_is_json_serialisable() -> None:
-    json.dumps(
-        build_schema(
-            [tool(), tool("b")], CallPolicy(max_calls=4, declare_count=True, allow_no_call=True)
-        )
+    """The schema survives a JSON round trip unchanged, is a valid JSON Schema, and admits a
+    well-formed call and a no-call while refusing an unknown tool."""
+    import jsonschema
+
+    schema = build_schema(
+        [tool(), tool("b")], CallPolicy(max_calls=4, declare_count=True, allow_no_call=True)
     )
+    assert json.loads(json.dumps(schema)) == schema
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    assert validator.is_valid({"decision": "no_call", "answer": "none of these tools fits"})
+    call = {"name": "b", "arguments": {"base": 2}}
+    assert validator.is_valid({"decision": "call", "count": 1, "calls": [call]})
+    assert not validator.is_valid({"decision": "call", "count": 2, "calls": [call]})
+    unknown = {"name": "zzz", "arguments": {}}
+    assert not validator.is_valid({"decision": "call", "count": 1, "calls": [unknown]})
 
 
 def test_patterns_are_anchored_expanded_or_dropped() -> None:

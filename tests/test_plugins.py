@@ -110,9 +110,16 @@ def test_the_docs_package_declares_every_kind() -> None:
 
 
 def test_inline_examples_run() -> None:
-    for lang, name, body in doc_blocks():
-        if lang == "python" and name is None:
-            exec(compile(body, str(DOC), "exec"), {})
+    """Each inline example runs and checks its own result (an ``assert`` in the example); the
+    provider the first one registers is then a model like any other."""
+    from toollab.models.registry import load_model
+
+    inline = [body for lang, name, body in doc_blocks() if lang == "python" and name is None]
+    assert inline, "docs/plugins.md shows no inline example"
+    for body in inline:
+        assert "assert " in body, f"an inline example checks nothing:\n{body}"
+        exec(compile(body, str(DOC), "exec"), {})
+    assert load_model("canned:again").generate([{"role": "user", "content": "?"}]).text == "again"
 
 
 def test_plugins_lists_every_component_with_its_distribution(myplugin: Path) -> None:

@@ -21,6 +21,7 @@ from toollab.schema.record import ExecutionRecord, ParseResult, Prediction, Step
 
 if TYPE_CHECKING:
     from toollab.eval.task import EvalLog, SampleLog, Task, TaskLog, evaluate
+    from toollab.tools import Param, tool
 
 #: the evaluation API, imported on first use (``import toollab`` stays light)
 _LAZY = {
@@ -29,6 +30,9 @@ _LAZY = {
     "Task": "toollab.eval.task",
     "TaskLog": "toollab.eval.task",
     "evaluate": "toollab.eval.task",
+    # tools are written the way smolagents users write them: ``from toollab import tool``
+    "Param": "toollab.tools",
+    "tool": "toollab.tools",
 }
 
 
@@ -54,6 +58,7 @@ __all__ = [
     "InputError",
     "Instance",
     "ModelError",
+    "Param",
     "ParseResult",
     "Prediction",
     "Ref",
@@ -68,4 +73,5 @@ __all__ = [
     "ToolSchemaError",
     "__version__",
     "evaluate",
+    "tool",
 ]

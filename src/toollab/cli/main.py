@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import inspect
+import re
 
 import typer
 
@@ -30,9 +32,31 @@ _COMMAND_MODULES = [
 ]
 
 
+def reflow(text: str | None) -> str | None:
+    """A docstring as help text: each paragraph on one logical line, so the terminal wraps it at
+    its own width (the docstring's line breaks would otherwise cut sentences mid-line)."""
+    if text is None:
+        return None
+    paragraphs = re.split(r"\n\s*\n", inspect.cleandoc(text))
+    return "\n\n".join(" ".join(line.strip() for line in p.splitlines()) for p in paragraphs)
+
+
+def _reflow_all(typer_app: typer.Typer) -> None:
+    """Reflow the help of every command and command group, at every depth."""
+    for command in typer_app.registered_commands:
+        command.help = reflow(command.help or inspect.getdoc(command.callback))
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            info = group.typer_instance.info
+            if isinstance(info.help, str):
+                info.help = reflow(info.help)
+            _reflow_all(group.typer_instance)
+
+
 def _register() -> None:
     for mod in _COMMAND_MODULES:
         importlib.import_module(mod).register(app)
+    _reflow_all(app)
 
 
 _register()
