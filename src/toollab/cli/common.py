@@ -29,6 +29,7 @@ from rich.progress import (
 )
 
 from toollab.data.base import DataNote
+from toollab.data.jsonl import os_problem
 from toollab.errors import BackendError, InputError, ToolLabError
 
 console = Console(stderr=True)
@@ -105,8 +106,6 @@ def handle_errors(fn: F) -> F:
         except ConnectionError as exc:  # the environment (a server), not the input
             fail(f"connection failed: {exc}", 3)
         except OSError as exc:
-            from toollab.data.jsonl import os_problem
-
             where = f"{exc.filename}: " if exc.filename else ""
             fail(f"{where}{os_problem(exc)}", 2)
         except ValidationError as exc:  # options that build a typed config

@@ -8,8 +8,10 @@ import typer
 from rich.table import Table
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors, progress
+from toollab.cli.data_cmd import load_from_cli
 from toollab.errors import UsageError
 from toollab.schema import Tool
+from toollab.tools import ToolPool
 
 retrieve_app = typer.Typer(
     name="retrieve",
@@ -25,7 +27,6 @@ def register(app: typer.Typer) -> None:
 def _pool(pool: Path | None, fallback: list[Tool]) -> list[Tool]:
     if pool is None:
         return fallback
-    from toollab.tools import ToolPool
 
     return ToolPool.load(pool).tools
 
@@ -85,7 +86,6 @@ def eval_cmd(
     """Recall@k, nDCG@k, MRR and the all-gold-in-top-k rate of a retriever on a dataset."""
     import time
 
-    from toollab.cli.data_cmd import load_from_cli
     from toollab.retrieval import evaluate_retriever
 
     ds = load_from_cli(data, fmt, None, option)
@@ -147,7 +147,6 @@ def query_cmd(
     if data is not None:
         if fmt is None:
             raise UsageError("--data needs --format (seal-tools, bfcl, deer, tooleyes, toollab)")
-        from toollab.cli.data_cmd import load_from_cli
 
         tools = load_from_cli(data, fmt, None, option).tools
     else:

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors, progress
 from toollab.errors import UsageError
+from toollab.synth import Teacher, TeacherConfig, deer, seal
 
 synth_app = typer.Typer(
     name="synth",
@@ -66,7 +67,6 @@ def open_teacher(
     if model is None:
         yield None
         return
-    from toollab.synth import Teacher, TeacherConfig
 
     cfg = TeacherConfig(model=model, **config)
     with progress() as bar:
@@ -160,7 +160,6 @@ def deer_cmd(
     """DEER's pipeline: (with --teacher) query -> call examples per tool with the second-pass
     check, then Call / NoCall / NoSearch decision samples: train.json, valid.json, test.json,
     tool.json, split.json and report.json in OUT."""
-    from toollab.synth import deer
 
     if mode not in ("mix", "random"):
         raise UsageError(f"--mode must be mix or random, got {mode!r}")
@@ -240,7 +239,6 @@ def seal_cmd(
     """Seal-Tools' self-instruct pipeline: fields -> subfields -> tools -> value pools -> easy
     and difficult (nested) instances -> fine-tuning prompts with 5 retrieved tools: tool.jsonl,
     field.jsonl, SPLIT.jsonl, dataset_for_finetune/SPLIT.json and report.json in OUT."""
-    from toollab.synth import seal
 
     config = seal.SealConfig(
         split=split,

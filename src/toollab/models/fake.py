@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from toollab.data.jsonl import JSON_ERRORS, json_problem, read_text
 from toollab.errors import BackendError, InputError
 from toollab.models.base import ChatRequest, Message, Model, ModelOutput, Timings, Usage
 from toollab.models.registry import ModelSpec, merge_options, register_provider
@@ -118,7 +119,6 @@ def _echo(req: ChatRequest) -> str:
 
 def load_script(path: str | Path) -> list[FakeOutput]:
     """Outputs from a JSON list or JSON lines file (strings or ``{text, tool_calls, error}``)."""
-    from toollab.data.jsonl import JSON_ERRORS, json_problem, read_text
 
     p = Path(path)
     if not p.is_file():

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from toollab.data.base import tool_pool
 from toollab.errors import InputError, UsageError
 from toollab.registry import Registry
 from toollab.schema import Tool
@@ -114,7 +115,6 @@ def pool_keys(tools: Sequence[Tool]) -> list[str]:
 
 def keyed_pool(tools: Sequence[Tool], *, dedupe: bool = True) -> tuple[list[Tool], list[str]]:
     """The pool to index (the same tool listed twice kept once, with ``dedupe``) and its keys."""
-    from toollab.data.base import tool_pool
 
     pool = tool_pool(tools) if dedupe else list(tools)
     if not pool:

@@ -14,6 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from toollab.errors import UsageError
 from toollab.schema import Tool, ToolCall
 from toollab.templates.base import Template, register_template
 from toollab.templates.render import (
@@ -75,8 +76,6 @@ class PythonTemplate(Template):
 
     def __init__(self, language: str = "python") -> None:
         if language not in LANGUAGE_NOTES:
-            from toollab.errors import UsageError
-
             raise UsageError(
                 f"python template: language must be one of {', '.join(LANGUAGE_NOTES)}, "
                 f"not {language!r}"

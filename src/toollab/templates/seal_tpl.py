@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from toollab.errors import UsageError
 from toollab.schema import Instance, Tool, ToolCall
 from toollab.templates.base import Message, Template, register_template
 from toollab.templates.render import dumps, raw_doc, seal_call
@@ -46,8 +47,6 @@ class SealTemplate(Template):
 
     def __init__(self, literal: Literal["json", "python"] = "json") -> None:
         if literal not in ("json", "python"):
-            from toollab.errors import UsageError
-
             raise UsageError(f"seal template: literal must be 'json' or 'python', not {literal!r}")
         self.literal = literal
 

@@ -20,6 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+from toollab.data.jsonl import read_text
+from toollab.data.yaml_limits import YamlLimitError, load_yaml
+from toollab.errors import InputError
 from toollab.tools.decorator import ToolFunction
 
 #: ``(line, item in a list, decoded value, problem)``, as for JSON pool files
@@ -31,8 +34,6 @@ YAML_SUFFIXES = (".yaml", ".yml")
 def yaml_records(text: str) -> Iterator[Record]:
     """The tool records of a YAML document, each with the line it starts on."""
     import yaml
-
-    from toollab.data.yaml_limits import YamlLimitError, load_yaml
 
     try:
         root, data = load_yaml(text)  # aliases, depth, line length and integers bounded
@@ -76,8 +77,6 @@ def scan_python_tools(path: Path) -> list[tuple[int | None, str, Literal["error"
     """``(line, problem, severity)`` for a ``.py`` tool file read without importing it: a syntax
     error, no ``@tool`` function, or (a warning) the ``@tool`` functions whose schemas are built
     only when the module is imported."""
-    from toollab.data.jsonl import read_text
-    from toollab.errors import InputError
 
     try:
         source = read_text(path)
