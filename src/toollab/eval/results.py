@@ -155,6 +155,8 @@ def score_predictions(
         notes = sorted({n for res in results for n in res.notes})
         if notes:
             out["notes"][name] = notes
+    # the definitions of the figures each scorer reported (all of them for per-sample scorers)
+    out["definitions"] = figure_definitions(scorers, out["metrics"])
     # every sample's scores, by scorer, keyed ``id`` (``id@repeat`` for repeats > 0)
     out["per_sample"] = {
         name: {k: row for res in results for k, row in res.per_instance.items()}
