@@ -3,10 +3,9 @@
 Round 1 completes DEER's raw prompt (``<system> Human: q Assistant:``) and stops at a decision
 marker (``#SearchAPI#``, ``#APIResponse#``, ``#End#``, ``#NoCallAPI#``; as upstream, a marker
 completed across the prompt boundary stops too: round 2 stops at ``NoCallAPI#`` after the forced
-``#``).  If it stops at
-``#SearchAPI#`` and the gold chain looked up the pool too, round 2 is *teacher-forced*: the prompt,
-the gold API pool and a ``#``, which the model continues with ``CallAPI# f(...) #APIResponse#`` or
-``NoCallAPI# ...``.  No tool is executed.
+``#``).  If round 1 takes the ``#SearchAPI#`` branch and the gold chain looked up the pool too,
+round 2 is *teacher-forced*: the prompt, the gold API pool and a ``#``, which the model continues
+with ``CallAPI# f(...) #APIResponse#`` or ``NoCallAPI# ...``.  No tool is executed.
 
 ``steps[0]`` holds round 1, ``steps[1]`` round 2 (the forced pool text, kept in its
 ``observation``, followed by the model's continuation); ``raw`` is both concatenated, so it reads
