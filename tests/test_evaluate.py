@@ -102,6 +102,38 @@ def test_replay_answers_by_instance_id_and_fails_cleanly(tmp_path: Path) -> None
     assert err.value.line == 2
 
 
+def test_replay_carries_finish_reason_and_stop(tmp_path: Path) -> None:
+    """A recorded output says why it ended only when its file does (no invented "stop")."""
+    from toollab.models.base import ChatRequest, run_sync
+    from toollab.models.registry import load_model
+
+    path = tmp_path / "outputs.jsonl"
+    lines = [
+        {"id": "plain", "output": "x"},
+        {"id": "cut", "output": "CallAPI# f(a=", "finish_reason": "length"},
+        {"id": "said", "output": "#Begin# Need to", "stop": "#SearchAPI#"},
+    ]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    model = load_model(f"replay:{path}")
+    got = {
+        tag: run_sync(model.request(ChatRequest(prompt="?", tag=tag)))
+        for tag in ("plain", "cut", "said")
+    }
+    assert (got["plain"].finish_reason, got["plain"].stop) == (None, None)
+    assert (got["cut"].finish_reason, got["cut"].stop) == ("length", None)
+    assert (got["said"].finish_reason, got["said"].stop) == ("stop", "#SearchAPI#")
+    for bad_line, match in [
+        ({"id": "a", "output": "x", "finish_reason": "length", "stop": "#End#"}, "finish_reason"),
+        ({"id": "a", "output": "x", "stop": 3}, "'stop' must be a non-empty string"),
+        ({"id": "a", "output": "x", "finish_reason": ""}, "'finish_reason' must be"),
+    ]:
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text(json.dumps(bad_line) + "\n")
+        with pytest.raises(InputError, match=match) as err:
+            load_model(f"replay:{bad}")
+        assert err.value.line == 1
+
+
 def test_eval_records_whether_decoding_was_constrained(tmp_path: Path, shared_data: Path) -> None:
     """The default constrains where the backend can; replay cannot, so the run says so."""
     preds = tmp_path / "outputs.jsonl"

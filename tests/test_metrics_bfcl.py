@@ -90,6 +90,98 @@ def test_irrelevance_no_call_passes_and_call_fails(bfcl: dict[str, Instance]) ->
     assert res.errors == {"irrelevance_error:decoder_success": 1}
 
 
+def test_irrelevance_says_how_many_abstained_and_how_many_did_not_parse(
+    bfcl: dict[str, Instance],
+) -> None:
+    """BFCL's figure passes both; the figures beside it tell an abstention from unreadable text."""
+    irr = {k: v for k, v in list(bfcl.items()) if v.category == "irrelevance"}
+    ids = list(irr)[:8]
+    call = f"[{irr[ids[0]].tools[0].name}(x=1)]"
+    outputs = ["[]", "", "I cannot help with that.", "[f(x=", call, call, "[]", "oops("]
+    preds = [Prediction(id=i, raw=t) for i, t in zip(ids, outputs, strict=True)]
+    preds.append(Prediction(id=list(irr)[8], raw="", error="backend down"))  # failed: neither
+    res = get_scorer("bfcl").score(preds, irr)
+    m = res.metrics
+    assert m["irrelevance"] == pytest.approx(6 / 9)  # the faithful figure, as before
+    assert (m["irrelevance_abstained"], m["irrelevance_unparsed"]) == (
+        pytest.approx(3 / 9),
+        pytest.approx(3 / 9),
+    )
+    assert m["irrelevance"] == pytest.approx(m["irrelevance_abstained"] + m["irrelevance_unparsed"])
+    names = list(m)
+    assert names[names.index("irrelevance") + 1 : names.index("irrelevance") + 3] == [
+        "irrelevance_abstained",
+        "irrelevance_unparsed",
+    ]
+    assert (
+        res.breakdown["irrelevance"]["abstained"],
+        res.breakdown["irrelevance"]["unparsed"],
+    ) == (
+        3.0,
+        3.0,
+    )
+    rows = res.per_instance
+    assert [rows[i]["outcome"] for i in ids] == [
+        "no_call", "no_call", "unparsed", "unparsed", "call", "call", "no_call", "unparsed"
+    ]  # fmt: skip
+    defs = type(get_scorer("bfcl")).definitions()
+    assert "gorilla issues 1362 and 443" in defs["irrelevance_unparsed"]["definition"]
+    # no irrelevance entry scored: no such figure
+    simple = {k: v for k, v in bfcl.items() if v.category == "simple_python"}
+    sp = next(iter(simple))
+    assert (
+        "irrelevance_abstained"
+        not in get_scorer("bfcl").score([Prediction(id=sp, raw="[]")], simple).metrics
+    )
+
+
+def test_abstention_figures_in_every_view(shared_data: Path, tmp_path: Path) -> None:
+    """``eval`` (table and ``--json``), ``results.json`` and the report show the figures, with
+    their definitions."""
+    from typer.testing import CliRunner
+
+    from toollab.cli.main import app
+    from toollab.report import fmt_value
+
+    runner = CliRunner()
+    data = shared_data / "bfcl" / "BFCL_v4_irrelevance.json"
+    ids = [json.loads(line)["id"] for line in data.read_text().splitlines()[:5]]
+    outputs = ["[]", "Sorry, I cannot.", "[]", "[get_weather(city='x')]", "not ( a call"]
+    replay = tmp_path / "outputs.jsonl"
+    replay.write_text(
+        "".join(
+            json.dumps({"id": i, "output": o}) + "\n" for i, o in zip(ids, outputs, strict=True)
+        )
+    )
+    args = ["eval", "-m", f"replay:{replay}", "-d", str(data), "-f", "bfcl", "-n", "5"]
+    r = runner.invoke(app, [*args, "--json", "--out", str(tmp_path / "run")])
+    assert r.exit_code == 0, r.output
+    shown = json.loads(r.stdout)
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    for view in (shown, results):
+        m = view["metrics"]["bfcl"]
+        assert (m["irrelevance"], m["irrelevance_abstained"], m["irrelevance_unparsed"]) == (
+            0.8,
+            0.4,
+            0.4,
+        )
+        defs = view["definitions"]["bfcl"]
+        assert set(defs) == {"irrelevance", "irrelevance_abstained", "irrelevance_unparsed"}
+    table = runner.invoke(app, ["score", str(tmp_path / "run" / "predictions.jsonl")])
+    assert table.exit_code == 0, table.output
+    for name in ("irrelevance_abstained", "irrelevance_unparsed"):
+        assert name in table.output
+    rep = runner.invoke(
+        app, ["report", str(tmp_path / "run"), "--out", str(tmp_path / "report.html")]
+    )
+    assert rep.exit_code == 0, rep.output
+    html = (tmp_path / "report.html").read_text()
+    md = (tmp_path / "report.md").read_text()
+    for page in (html, md):
+        assert "irrelevance_unparsed" in page and fmt_value(0.4) in page
+    assert "gorilla issues 1362 and 443" in html
+
+
 DOC = {
     "name": "calc_area",
     "description": "",

@@ -60,6 +60,7 @@ def test_bundled_gguf_through_transformers(hf: Any, bundled_gguf: Path) -> None:
         local.close()
     cut = hf.generate(MSGS, max_tokens=6, stop=[out.text.strip()[:2]])
     assert out.text.strip()[:2] not in cut.text
+    assert (cut.finish_reason, cut.stop) == ("stop", out.text.strip()[:2])
     with pytest.raises(BackendError, match=r"GBNF grammars are llama\.cpp's"):
         hf.generate(MSGS, max_tokens=2, grammar='root ::= "a"')
 

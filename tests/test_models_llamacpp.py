@@ -97,8 +97,13 @@ def test_stop_strings(llama: LlamaCppModel) -> None:
     words = full.split()
     assert len(words) >= 3, full
     stop = words[2]
-    cut = llama.generate(req.messages, options=req.options.model_copy(update={"stop": [stop]})).text
+    out = llama.generate(req.messages, options=req.options.model_copy(update={"stop": [stop]}))
+    cut = out.text
     assert stop not in cut and full.startswith(cut)
+    # the output says which stop string ended it, and the text before it is what was generated
+    assert out.finish_reason == "stop" and out.stop == stop
+    assert full.startswith(cut + stop)
+    assert llama.generate(req.messages, options=req.options).stop is None
 
 
 def test_json_schema_constrains_output(llama: LlamaCppModel) -> None:
@@ -297,8 +302,9 @@ def test_lazy_grammar_matches_the_sampler_chain(llama: LlamaCppModel, shared_dat
 
     def same(a: ModelOutput, b: ModelOutput) -> None:
         assert a.text.encode() == b.text.encode()
-        assert (a.finish_reason, a.usage.prompt_tokens, a.usage.completion_tokens) == (
+        assert (a.finish_reason, a.stop, a.usage.prompt_tokens, a.usage.completion_tokens) == (
             b.finish_reason,
+            b.stop,
             b.usage.prompt_tokens,
             b.usage.completion_tokens,
         )
@@ -319,5 +325,6 @@ def test_lazy_grammar_matches_the_sampler_chain(llama: LlamaCppModel, shared_dat
         llama.lazy_grammar = llama.prefix_reuse = True
     assert chain[3].text in {"yes", "no"} and chain[3].finish_reason == "stop"
     assert chain[0].text.startswith(chain[4].text) and chain[4].finish_reason == "stop"
+    assert chain[4].stop == '"arguments"' and chain[0].stop is None
     assert '"arguments"' in chain[0].text and '"arguments"' not in chain[4].text
     assert all(out.text.startswith("{") for out in chain[:3])

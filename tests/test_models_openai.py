@@ -79,6 +79,10 @@ class Behaviour:
             return 200, js, ok, 3.0
         if scenario == "slow":
             return 200, js, ok, 0.25
+        if scenario == "stopreason":  # vLLM names the stop string generation ended at
+            said = _completion("#Begin# Need to look up the API Pool. ")
+            said["choices"][0]["stop_reason"] = "#SearchAPI#"
+            return 200, js, json.dumps(said).encode(), 0
         if scenario == "drip":  # a valid answer, one byte every DRIP_S seconds
             return 200, js, ok, -DRIP_S
         if scenario == "notools":
@@ -233,6 +237,18 @@ def test_5xx_retries_then_typed_error(fake_server: tuple[str, Behaviour]) -> Non
         _model(url, "err500").generate(MSG)
     assert behaviour.counts["err500"] == 3
     assert _model(url, "err503once").generate(MSG).text == "hello"
+
+
+def test_the_stop_string_the_server_names(fake_server: tuple[str, Behaviour]) -> None:
+    """vLLM's ``stop_reason`` is the output's ``stop``; a server that names none gives None."""
+    url, _ = fake_server
+    out = _model(url, "stopreason").generate(MSG, stop=["#SearchAPI#"])
+    assert (out.text, out.finish_reason, out.stop) == (
+        "#Begin# Need to look up the API Pool. ",
+        "stop",
+        "#SearchAPI#",
+    )
+    assert _model(url, "slow").generate(MSG).stop is None
 
 
 @pytest.mark.parametrize("scenario", ["badjson", "wrongshape", "html"])

@@ -13,6 +13,7 @@ from toollab.data.base import Dataset
 from toollab.envs.base import get_env
 from toollab.eval.runner import EvalConfig, run_eval
 from toollab.eval.store import PREDICTIONS
+from toollab.models.base import ModelOutput
 from toollab.models.fake import FakeModel
 from toollab.schema import GoldCall, Instance
 
@@ -155,11 +156,17 @@ def test_deer_agent_with_a_model_that_answers_directly(shared_data: Path, tmp_pa
     assert all(r.prompt is not None and r.prompt.endswith("Assistant:") for r in model.requests)
 
 
-def test_stop_marker_follows_the_chain_grammar() -> None:
-    assert stop_marker("", "#Begin# Need to look up the API Pool. ", "stop") == "#SearchAPI#"
-    assert stop_marker("", "#Begin# Don't need to look up the API Pool. ", "stop") == "#End#"
-    assert stop_marker("", "#Begin# Need to look up the API Pool. #SearchAPI#", "stop") == ""
-    assert stop_marker("", "#Begin# Need", "length") == ""
-    forced = "#Begin# Need to look up the API Pool. #SearchAPI# The API Pool including: [] #"
-    assert stop_marker(forced, "CallAPI# f(x=1) ", "stop") == "#APIResponse#"
-    assert stop_marker(forced, "", "stop") == "NoCallAPI#"
+def test_stop_marker_writes_back_only_the_reported_marker() -> None:
+    """The marker the backend says it stopped at, and nothing it did not write."""
+    stops = ["#SearchAPI#", "#APIResponse#", "#End#", "#NoCallAPI#", "NoCallAPI#"]
+    said = ModelOutput(text="#Begin# Need to look up the API Pool. ", stop="#SearchAPI#")
+    assert stop_marker(said.model_copy(update={"finish_reason": "stop"}), stops) == "#SearchAPI#"
+    assert stop_marker(ModelOutput(text="", finish_reason="stop", stop="NoCallAPI#"), stops) == (
+        "NoCallAPI#"
+    )
+    # end of sequence, the token limit, a backend that does not say: no marker is invented
+    assert stop_marker(ModelOutput(text="#Begin# Need to", finish_reason="stop"), stops) == ""
+    cut = ModelOutput(text="CallAPI# f(x=", finish_reason="length", stop="#APIResponse#")
+    assert stop_marker(cut, stops) == ""
+    # a stop string that is not one of the round's markers is not part of the chain
+    assert stop_marker(ModelOutput(text="x", stop="</s>"), stops) == ""

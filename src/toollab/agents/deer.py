@@ -3,16 +3,20 @@
 Round 1 completes DEER's raw prompt (``<system> Human: q Assistant:``) and stops at a decision
 marker (``#SearchAPI#``, ``#APIResponse#``, ``#End#``, ``#NoCallAPI#``; as upstream, a marker
 completed across the prompt boundary stops too: round 2 stops at ``NoCallAPI#`` after the forced
-``#``).  If it stops at
-``#SearchAPI#`` and the gold chain looked up the pool too, round 2 is *teacher-forced*: the prompt,
-the gold API pool and a ``#``, which the model continues with ``CallAPI# f(...) #APIResponse#`` or
-``NoCallAPI# ...``.  No tool is executed.
+``#``).  If round 1 takes the ``#SearchAPI#`` branch and the gold chain looked up the pool too,
+round 2 is *teacher-forced*: the prompt, the gold API pool and a ``#``, which the model continues
+with ``CallAPI# f(...) #APIResponse#`` or ``NoCallAPI# ...``.  No tool is executed.
 
 ``steps[0]`` holds round 1, ``steps[1]`` round 2 (the forced pool text, kept in its
 ``observation``, followed by the model's continuation); ``raw`` is both concatenated, so it reads
-as one chain.  Backends drop the stop string they stopped at; the agent puts back the marker the
-chain's grammar implies there (``#Begin# Need to ...`` → ``#SearchAPI#``, a call → ``#APIResponse#``,
-``#NoCallAPI# ...`` / ``Don't need ...`` → ``#End#``, a pool without a call → ``#NoCallAPI#``).
+as one chain.  Upstream decodes the whole sequence, so a chain holds the marker generation
+stopped at.  Backends leave the stop string out of their text and say which one it was
+(:attr:`ModelOutput.stop`); the agent writes exactly that marker back, and nothing else: an
+output that ended at end of sequence or at the token limit (``finish_reason`` ``"length"``)
+holds no marker it did not write, and text that already holds its marker (a replayed upstream
+output, ``NoCallAPI#`` after the forced ``#``) is kept as it is.  Round 2 follows when upstream's
+reading order (``#End#``, ``#NoCallAPI#``, ``#CallAPI#``, ``#SearchAPI#``) takes the
+``#SearchAPI#`` branch on round 1.
 """
 
 from __future__ import annotations
@@ -22,40 +26,33 @@ import time
 from toollab.agents.base import AgentOptions, failed_parse, register_agent, timings_of, usage_of
 from toollab.errors import UsageError
 from toollab.models.base import ChatRequest, Model, ModelOutput
-from toollab.parsing.deer import BEGIN, CALL, END, NO_CALL, RESPONSE, SEARCH
+from toollab.parsing.deer import BEGIN, END, NO_CALL, RESPONSE, SEARCH, UPSTREAM_ORDER
 from toollab.schema import Decision, Instance
 from toollab.schema.record import Prediction, Step
 from toollab.templates.base import RawPrompts, Template
 
 DEER_STOP = [SEARCH, RESPONSE, END, NO_CALL]
-_MARKERS = (BEGIN, SEARCH, CALL, NO_CALL, RESPONSE, END)
+#: round 2 continues a teacher-forced "#", so "#NoCallAPI#" completes as "NoCallAPI#"
+DEER_STOP_ROUND2 = [*DEER_STOP, NO_CALL[1:]]
 #: DEER generates at most 128 new tokens per round
 DEER_MAX_TOKENS = 128
 
 
-def stop_marker(context: str, text: str, finish_reason: str | None) -> str:
-    """The marker generation stopped at, which the backend left out of ``text`` ('' if none).
+def stop_marker(out: ModelOutput, markers: list[str]) -> str:
+    """The marker ``out`` stopped at and its backend left out of the text ('' if none).
 
-    ``context`` is the chain text before ``text`` (round 2: the teacher-forced pool).
+    Only what the backend reports (:attr:`ModelOutput.stop`) is written back, and only when it
+    is one of the round's ``markers``: nothing is inferred, so an output that ended at end of
+    sequence or at the token limit, or whose backend does not say, gets no marker.
     """
-    if finish_reason == "length":
+    if out.finish_reason == "length" or out.stop is None:
         return ""
-    stripped = text.rstrip()
-    if any(stripped.endswith(m) for m in DEER_STOP):
-        return ""  # this backend returns the stop string
-    whole = context + text
-    last, at = "", -1
-    for m in _MARKERS:
-        pos = whole.rfind(m)
-        if pos > at:
-            last, at = m, pos
-    if last == BEGIN:
-        marker = END if "Don't need" in whole[at:] else SEARCH
-    else:
-        marker = {SEARCH: NO_CALL, CALL: RESPONSE, NO_CALL: END, RESPONSE: END}.get(last, "")
-    if marker and whole.endswith("#"):  # the teacher-forced "#" already opened the marker
-        marker = marker[1:]
-    return marker
+    return out.stop if out.stop in markers else ""
+
+
+def upstream_searches(text: str) -> bool:
+    """Whether upstream's reading of round 1 takes the ``#SearchAPI#`` branch (the next round)."""
+    return BEGIN in text and next((m for m in UPSTREAM_ORDER if m in text), None) == SEARCH
 
 
 @register_agent("deer")
@@ -101,28 +98,38 @@ class DeerAgent:
         outputs.append(out1)
         if out1.error:
             return self._failed(instance, first_prompt, outputs, out1.error, t0)
-        marker = stop_marker("", out1.text, out1.finish_reason)
+        marker = stop_marker(out1, DEER_STOP)
         round1 = out1.text + marker
         steps = [Step(role="round1", text=round1)]
         raw = round1
-        metadata: dict[str, object] = {"rounds": 1, "finish_reason": out1.finish_reason}
+        metadata: dict[str, object] = {
+            "rounds": 1,
+            "finish_reason": out1.finish_reason,
+            "stops": [marker or None],
+        }
 
-        searched = marker == SEARCH or (not marker and round1.rstrip().endswith(SEARCH))
-        if searched and instance.label() is not Decision.NO_SEARCH:
+        if upstream_searches(round1) and instance.label() is not Decision.NO_SEARCH:
             forced_prompt = template.teacher_forced_prompt(instance)
             tail = _after_search(forced_prompt[len(first_prompt) :])
-            # the forced prompt ends in "#", so "#NoCallAPI#" completes as "NoCallAPI#"
-            gen2 = gen.model_copy(update={"stop": [*gen.stop, NO_CALL[1:]]})
+            gen2 = gen.model_copy(
+                update={"stop": list(dict.fromkeys([*gen.stop, *DEER_STOP_ROUND2]))}
+            )
             out2 = await model.safe_request(
                 ChatRequest(prompt=forced_prompt, options=gen2, tag=instance.id)
             )
             outputs.append(out2)
             if out2.error:
                 return self._failed(instance, first_prompt, outputs, out2.error, t0)
-            text2 = tail + out2.text + stop_marker(round1 + tail, out2.text, out2.finish_reason)
+            marker2 = stop_marker(out2, DEER_STOP_ROUND2)
+            text2 = tail + out2.text + marker2
             steps.append(Step(role="round2", text=text2, observation=tail))
             raw = round1 + text2
-            metadata.update(rounds=2, finish_reason=out2.finish_reason, teacher_forced=tail)
+            metadata.update(
+                rounds=2,
+                finish_reason=out2.finish_reason,
+                stops=[marker or None, marker2 or None],
+                teacher_forced=tail,
+            )
 
         timings = timings_of(outputs)
         timings["total_s"] = time.perf_counter() - t0

@@ -116,10 +116,6 @@ def score_predictions(
     from toollab.eval.metrics.sample import figure_definitions
 
     scores = Scores(scorers=[sc.name for sc in scorers])
-    scores.definitions = {
-        name: {fig: FigureDef.model_validate(d) for fig, d in defs.items()}
-        for name, defs in figure_definitions(scorers).items()
-    }
     repeats = len(by_repeat)
     ci95: dict[str, dict[str, float | None]] = {}
     estimates: dict[str, dict[str, Estimate]] = {}
@@ -153,6 +149,11 @@ def score_predictions(
             scores.notes[name] = notes
     if repeats > 1:
         scores.ci95, scores.repeats = dict(ci95), estimates
+    # the definitions of the figures each scorer reported (all of them for per-sample scorers)
+    scores.definitions = {
+        name: {fig: FigureDef.model_validate(d) for fig, d in defs.items()}
+        for name, defs in figure_definitions(scorers, scores.metrics).items()
+    }
     # every sample's scores, by scorer, keyed ``id`` (``id@repeat`` for repeats > 0)
     scores.per_sample = {
         name: {k: row for res in results for k, row in res.per_instance.items()}

@@ -82,10 +82,29 @@ class ModelOutput(BaseModel):
     tool_calls: list[ToolCall] | None = None
     usage: Usage = Field(default_factory=Usage)
     timings: Timings = Field(default_factory=Timings)
+    #: why generation ended: ``"stop"`` (a stop string or end of sequence), ``"length"`` (the token
+    #: limit), ``"repeat"`` (the repeat guard); None when the backend does not say
     finish_reason: str | None = None
+    #: the stop string generation ended at, left out of ``text``; None when none was hit (end of
+    #: sequence, the token limit) or the backend does not say which (an OpenAI-compatible server
+    #: without ``stop_reason``).  An agent that must write the stop string back (DEER's markers)
+    #: reads it here instead of guessing
+    stop: str | None = None
     #: set when the request failed; the run records it on the instance and goes on
     error: str | None = None
     tag: str | None = None
+
+
+def cut_at_stop(text: str, stops: Sequence[str]) -> tuple[str, str | None]:
+    """``text`` up to the earliest stop string in it, and that stop string (``(text, None)`` when
+    none occurs; of two starting at the same place, the longer)."""
+    best: tuple[int, int] | None = None
+    found: str | None = None
+    for s in stops:
+        pos = text.find(s) if s else -1
+        if pos >= 0 and (best is None or (pos, -len(s)) < best):
+            best, found = (pos, -len(s)), s
+    return (text, None) if best is None else (text[: best[0]], found)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,15 @@ from typing import Any
 
 from toollab.data.jsonl import JSON_ERRORS, json_problem, read_text
 from toollab.errors import BackendError, InputError
-from toollab.models.base import ChatRequest, Message, Model, ModelOutput, Timings, Usage
+from toollab.models.base import (
+    ChatRequest,
+    Message,
+    Model,
+    ModelOutput,
+    Timings,
+    Usage,
+    cut_at_stop,
+)
 from toollab.models.registry import ModelSpec, merge_options, register_provider
 from toollab.schema import Tool, ToolCall
 
@@ -95,11 +103,8 @@ class FakeModel(Model):
         if isinstance(item, ModelOutput):
             out = item.model_copy(deep=True)
         else:
-            text = str(item)
-            for stop in req.options.stop:
-                if stop and stop in text:
-                    text = text[: text.index(stop)]
-            out = ModelOutput(text=text, finish_reason="stop")
+            text, stop = cut_at_stop(str(item), req.options.stop)
+            out = ModelOutput(text=text, finish_reason="stop", stop=stop)
         if out.usage == Usage():
             out.usage = Usage(prompt_tokens=prompt_words, completion_tokens=_count_words(out.text))
         if out.timings == Timings():

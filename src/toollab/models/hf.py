@@ -32,6 +32,7 @@ from toollab.models.base import (
     ModelOutput,
     Timings,
     Usage,
+    cut_at_stop,
 )
 from toollab.models.bundled import bundled_gguf_path
 from toollab.models.constrain import RepeatGuard
@@ -215,10 +216,9 @@ class HFModel(Model):
         finish = "length" if len(new) >= opts.max_tokens else "stop"
         if guard is not None and guard.stopped:
             finish = "repeat"
-        for stop in opts.stop:
-            if stop and stop in completion:
-                completion = completion[: completion.index(stop)]
-                finish = "stop"
+        completion, stop = cut_at_stop(completion, opts.stop)
+        if stop is not None:
+            finish = "stop"
         prompt_s = (timer.first_token_at - t0) if timer.first_token_at else total
         return ModelOutput(
             text=completion,
@@ -227,6 +227,7 @@ class HFModel(Model):
                 total_s=total, prompt_s=prompt_s, generation_s=max(0.0, total - prompt_s)
             ),
             finish_reason=finish,
+            stop=stop,
             tag=req.tag,
         )
 

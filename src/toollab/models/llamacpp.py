@@ -40,6 +40,7 @@ from toollab.models.base import (
     ModelOutput,
     Timings,
     Usage,
+    cut_at_stop,
 )
 from toollab.models.bundled import (
     BUNDLED_MODELS,
@@ -302,12 +303,18 @@ class LlamaCppModel(Model):
                         min_p=0.0 if greedy else 0.05,
                         repeat_penalty=1.0,
                         seed=opts.seed,
-                        stop=stops,
+                        # stop strings are matched by the criteria below, which knows which
+                        # one ended generation (llama-cpp-python's own matching does not say)
+                        stop=[],
                         grammar=grammar,
-                        stopping_criteria=self._repeat_criteria(guard, len(tokens)),
+                        stopping_criteria=self._stop_criteria(stops, guard, len(tokens)),
                     )
-                    if guard is not None and guard.stopped:
-                        resp["choices"][0]["finish_reason"] = "repeat"
+                    choice = resp["choices"][0]
+                    choice["text"], choice["stop"] = cut_at_stop(choice["text"], stops)
+                    if choice["stop"] is not None:
+                        choice["finish_reason"] = "stop"
+                    elif guard is not None and guard.stopped:
+                        choice["finish_reason"] = "repeat"
             except (ValueError, RuntimeError) as exc:
                 raise BackendError(f"llama.cpp generation failed: {exc}") from exc
             total = time.perf_counter() - t0
@@ -328,24 +335,34 @@ class LlamaCppModel(Model):
                 total_s=total, prompt_s=prompt_s, generation_s=max(0.0, total - prompt_s)
             ),
             finish_reason=choice.get("finish_reason"),
+            stop=choice.get("stop"),
             tag=req.tag,
         )
 
-    def _repeat_criteria(self, guard: RepeatGuard | None, n_prompt: int) -> Any:
-        """llama-cpp-python ``stopping_criteria`` asking ``guard`` about the generated text."""
-        if guard is None:
+    def _stop_criteria(self, stops: list[str], guard: RepeatGuard | None, n_prompt: int) -> Any:
+        """llama-cpp-python ``stopping_criteria``: a stop string in the generated text, or
+        ``guard`` finding a repeated call.
+
+        llama-cpp-python asks it with the tokens evaluated so far, i.e. one token late: the
+        token that completes a stop string is kept, and the caller cuts the text at the stop
+        string (the text before it is what llama-cpp-python's own stop matching gives)."""
+        wanted = [s for s in stops if s]
+        if guard is None and not wanted:
             return None
-        from llama_cpp import StoppingCriteriaList
+        from llama_cpp import StoppingCriteriaList  # optional dependency
 
         llm = self.llm
 
-        def repeated(input_ids: Any, logits: Any) -> bool:
+        def stopped(input_ids: Any, logits: Any) -> bool:
             generated = [int(t) for t in input_ids[n_prompt:]]
             if not generated:
                 return False
-            return guard(llm.detokenize(generated).decode("utf-8", errors="ignore"))
+            text = llm.detokenize(generated).decode("utf-8", errors="ignore")
+            if any(s in text for s in wanted):
+                return True
+            return guard is not None and guard(text)
 
-        return StoppingCriteriaList([repeated])
+        return StoppingCriteriaList([stopped])
 
     def _complete_lazy(
         self,
@@ -366,7 +383,7 @@ class LlamaCppModel(Model):
             stop_when=guard,
         )
         return {
-            "choices": [{"text": out.text, "finish_reason": out.finish_reason}],
+            "choices": [{"text": out.text, "finish_reason": out.finish_reason, "stop": out.stop}],
             "usage": {
                 "prompt_tokens": len(tokens),
                 "completion_tokens": out.completion_tokens,

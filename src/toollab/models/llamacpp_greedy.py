@@ -24,11 +24,13 @@ from toollab.errors import BackendError
 
 @dataclass(frozen=True)
 class GreedyCompletion:
-    """The generated text, its token count and why generation ended ("stop" / "length")."""
+    """The generated text, its token count, why generation ended ("stop" / "length" / "repeat")
+    and the stop string it ended at (left out of ``text``)."""
 
     text: str
     completion_tokens: int
     finish_reason: str
+    stop: str | None = None
 
 
 def _prompt_suffix(llm: Any, tokens: list[int]) -> list[int]:
@@ -187,6 +189,7 @@ def greedy_grammar_completion(
     completion: list[int] = []
     text = b""
     finish = "length"
+    hit: bytes | None = None
     pending = 0
     try:
         to_eval = _prompt_suffix(llm, tokens)
@@ -209,7 +212,8 @@ def greedy_grammar_completion(
             else:
                 hits = [s for s in stops if s in all_text]
                 if hits:
-                    text, finish = all_text[: all_text.index(hits[0])], "stop"
+                    hit = min(hits, key=all_text.index)
+                    text, finish = all_text[: all_text.index(hit)], "stop"
                     break
                 if stop_when is not None and stop_when(all_text.decode("utf-8", errors="ignore")):
                     text, finish = all_text, "repeat"
@@ -227,4 +231,5 @@ def greedy_grammar_completion(
         text=text.decode("utf-8", errors="ignore"),
         completion_tokens=len(completion),
         finish_reason=finish,
+        stop=hit.decode("utf-8") if hit is not None else None,
     )

@@ -504,6 +504,7 @@ class OpenAIModel(Model):
                 cached_tokens=cached,
             ),
             finish_reason=getattr(choice, "finish_reason", None),
+            stop=_matched_stop(choice),
         )
 
     def close(self) -> None:
@@ -584,3 +585,13 @@ def _openai_provider(spec: ModelSpec, **options: Any) -> Model:
         {"concurrency": "max_concurrency", "retries": "max_retries"},
     )
     return OpenAIModel(spec.model, spec.base_url, **opts)
+
+
+def _matched_stop(choice: Any) -> str | None:
+    """The stop string the server says generation ended at: vLLM's ``stop_reason``, SGLang's
+    ``matched_stop`` (either may be a token id instead, or absent: then None)."""
+    for attr in ("stop_reason", "matched_stop"):
+        value = getattr(choice, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    return None

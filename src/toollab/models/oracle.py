@@ -24,7 +24,15 @@ from collections.abc import Iterable
 from typing import Any
 
 from toollab.errors import BackendError
-from toollab.models.base import ChatRequest, GoldWriter, Model, ModelOutput, Timings, Usage
+from toollab.models.base import (
+    ChatRequest,
+    GoldWriter,
+    Model,
+    ModelOutput,
+    Timings,
+    Usage,
+    cut_at_stop,
+)
 from toollab.models.registry import ModelSpec, merge_options, register_provider
 from toollab.schema import Instance
 
@@ -97,11 +105,8 @@ class OracleModel(Model):
     async def request(self, req: ChatRequest) -> ModelOutput:
         if self.latency:
             await asyncio.sleep(self.latency)
-        text = self.answer(req)
-        for stop in req.options.stop:
-            # like a real backend, the text ends at a stop string (which is not returned)
-            if stop and stop in text:
-                text = text[: text.index(stop)]
+        # like a real backend, the text ends at a stop string (which is not returned)
+        text, stop = cut_at_stop(self.answer(req), req.options.stop)
         words = sum(len(str(m.get("content") or "").split()) for m in req.messages)
         words += len((req.prompt or "").split())
         return ModelOutput(
@@ -109,6 +114,7 @@ class OracleModel(Model):
             usage=Usage(prompt_tokens=words, completion_tokens=len(text.split())),
             timings=Timings(total_s=self.latency),
             finish_reason="stop",
+            stop=stop,
             tag=req.tag,
         )
 

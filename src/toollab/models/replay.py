@@ -9,7 +9,13 @@ The file is JSON lines, one object per output:
 
 * ``id`` — the instance id;
 * ``output`` (or ``raw``, or ``text``) — the model's text; optional ``tool_calls`` (OpenAI form)
-  for native calls.
+  for native calls;
+* ``finish_reason`` (optional) — why generation ended, as the recording backend said it
+  (``"stop"``, ``"length"``, ...); absent, the output carries none (not ``"stop"``: nothing says
+  generation ended at a stop string);
+* ``stop`` (optional) — the stop string generation ended at when the recording backend left it
+  out of the text (then ``finish_reason``, if given, must be ``"stop"``).  Text that holds its
+  stop string (DEER's upstream outputs end in their marker) needs none.
 
 A toollab ``predictions.jsonl`` is such a file (``id`` + ``raw``), so a run can be replayed
 through another template's parser or another agent.  Several lines with the same id are the
@@ -77,7 +83,25 @@ def _output(item: dict[str, Any], path: Path, line: int) -> ModelOutput:
         parsed = [ToolCall.from_openai(c) for c in calls] if calls is not None else None
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(f"bad tool_calls ({exc})", path=path, line=line) from None
-    return ModelOutput(text=text or "", tool_calls=parsed, finish_reason="stop")
+    finish, stop = item.get("finish_reason"), item.get("stop")
+    for key, value in (("finish_reason", finish), ("stop", stop)):
+        if value is not None and (not isinstance(value, str) or not value):
+            raise InputError(
+                f"'{key}' must be a non-empty string, got {value!r}", path=path, line=line
+            )
+    if stop is not None and finish not in (None, "stop"):
+        raise InputError(
+            f"'stop' {stop!r} says generation ended at a stop string, but 'finish_reason' is "
+            f"{finish!r}",
+            path=path,
+            line=line,
+        )
+    return ModelOutput(
+        text=text or "",
+        tool_calls=parsed,
+        finish_reason="stop" if stop is not None else finish,
+        stop=stop,
+    )
 
 
 class ReplayModel(Model):

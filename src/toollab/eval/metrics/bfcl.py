@@ -382,6 +382,10 @@ def is_empty_output(decoded: Any) -> bool:
     return len(decoded) == 0 or (len(decoded) == 1 and len(decoded[0]) == 0)
 
 
+#: what a relevance / irrelevance entry's output held: calls, no call, or nothing BFCL's decoder
+#: (or the handler's) could read
+CALL, NO_CALL, UNPARSED = "call", "no_call", "unparsed"
+
 DECODER_FAILED = "ast_decoder:decoder_failed"
 WRONG_OUTPUT_FORMAT = "ast_decoder:decoder_wrong_output_format"
 
@@ -493,16 +497,21 @@ def check_entry(
     if kind != "ast":
         try:
             decoded = decode()
-            contains_call = not is_empty_output(decoded)
+            outcome = NO_CALL if is_empty_output(decoded) else CALL
         except DecodeError:
-            contains_call = False
+            outcome = UNPARSED
         if kind == "irrelevance":
-            if contains_call:
-                return _fail("irrelevance_error:decoder_success", "Valid syntax: a call was made.")
-            return _ok()
-        if not contains_call:
-            return _fail("relevance_error:decoder_failed", "No function call decoded.")
-        return _ok()
+            if outcome == CALL:
+                check = _fail("irrelevance_error:decoder_success", "Valid syntax: a call was made.")
+            else:
+                check = _ok()
+        elif outcome != CALL:
+            check = _fail("relevance_error:decoder_failed", "No function call decoded.")
+        else:
+            check = _ok()
+        # upstream passes an irrelevance entry on both no-call outcomes; toollab tells them apart
+        check["outcome"] = outcome
+        return check
     try:
         decoded = decode()
     except DecodeError as exc:
@@ -611,6 +620,48 @@ def aggregate(per_cat: dict[str, tuple[int, int]]) -> tuple[dict[str, float | No
     return out, notes
 
 
+#: the categories whose faithful figure counts every output without a call as correct
+IRRELEVANCE_CATEGORIES = ("irrelevance", "live_irrelevance")
+
+
+def _abstention_definitions(category: str) -> dict[str, str]:
+    return {
+        category: (
+            f"BFCL's {category} accuracy as the leaderboard computes it: the fraction of "
+            f"{category} entries whose output holds no call, where an output that fails to "
+            f"decode counts as no call (= {category}_abstained + {category}_unparsed)"
+        ),
+        f"{category}_abstained": (
+            f"toollab figure: the fraction of {category} entries whose output was read and "
+            "holds no call (an empty call list, or a no-call read by the template's parser or "
+            "by constrained decoding): the model abstained"
+        ),
+        f"{category}_unparsed": (
+            f"toollab figure: the fraction of {category} entries whose output could not be "
+            "read at all (BFCL's decoder failed or gave no list of calls); BFCL counts these as "
+            "correct, although the model did not abstain (gorilla issues 1362 and 443)"
+        ),
+    }
+
+
+def abstention(
+    metrics: dict[str, float | None], outcomes: dict[str, dict[str, int]]
+) -> dict[str, float | None]:
+    """``metrics`` with ``<category>_abstained`` and ``<category>_unparsed`` after each
+    irrelevance category's figure: the fractions of its entries whose output held no call, and
+    whose output could not be read (a failed prediction is in neither; the faithful figure is
+    their sum)."""
+    out: dict[str, float | None] = {}
+    for name, value in metrics.items():
+        out[name] = value
+        counts = outcomes.get(name)
+        if name in IRRELEVANCE_CATEGORIES and counts:
+            n = sum(counts.values())
+            out[f"{name}_abstained"] = counts.get(NO_CALL, 0) / n
+            out[f"{name}_unparsed"] = counts.get(UNPARSED, 0) / n
+    return out
+
+
 @scorer(
     "bfcl",
     formats=("bfcl",),
@@ -618,10 +669,20 @@ def aggregate(per_cat: dict[str, tuple[int, int]]) -> tuple[dict[str, float | No
     description="BFCL AST accuracy per category, relevance/irrelevance and official aggregates",
 )
 class BFCLScorer(Scorer):
-    """BFCL's AST checker and aggregation, error types as upstream."""
+    """BFCL's AST checker and aggregation, error types as upstream; beside each irrelevance
+    figure, how many outputs abstained and how many failed to parse (:func:`abstention`)."""
+
+    @classmethod
+    def definitions(cls) -> dict[str, dict[str, Any]]:
+        return {
+            name: {"label": name, "definition": text, "percent": True}
+            for category in IRRELEVANCE_CATEGORIES
+            for name, text in _abstention_definitions(category).items()
+        }
 
     def score(self, predictions: list[Prediction], instances: dict[str, Instance]) -> MetricResult:
         res = self.new_result()
+        outcomes: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         per_cat: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         cat_errors: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         cache: dict[str, tuple[str, list[dict[str, Any]], list[dict[str, Any]]]] = {}
@@ -638,6 +699,7 @@ class BFCLScorer(Scorer):
             else:
                 check = check_entry(pred.raw, category, docs, answers, structured_calls(pred))
             per_cat[category][1] += 1
+            outcomes[category][check.get("outcome") or "failed"] += 1
             if check["valid"]:
                 per_cat[category][0] += 1
             else:
@@ -648,13 +710,19 @@ class BFCLScorer(Scorer):
                 "valid": check["valid"],
                 "error_type": check["error_type"],
                 "error": check["error"][:1],
+                **({"outcome": check["outcome"]} if "outcome" in check else {}),
             }
-        res.metrics, notes = aggregate({c: (k, n) for c, (k, n) in per_cat.items()})
+        metrics, notes = aggregate({c: (k, n) for c, (k, n) in per_cat.items()})
+        res.metrics = abstention(metrics, outcomes)
         res.notes.extend(notes)
         res.breakdown = {
             c: {"accuracy": k / n if n else None, "correct": float(k), "total": float(n)}
             for c, (k, n) in sorted(per_cat.items())
         }
+        for c in IRRELEVANCE_CATEGORIES:
+            if c in res.breakdown:
+                res.breakdown[c]["abstained"] = float(outcomes[c][NO_CALL])
+                res.breakdown[c]["unparsed"] = float(outcomes[c][UNPARSED])
         res.counts = {"n": sum(n for _, n in per_cat.values()), **res.counts}
         if other_lang:
             res.notes.append(

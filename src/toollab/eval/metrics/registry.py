@@ -87,6 +87,12 @@ class Scorer(ABC):
     def score(self, predictions: list[Prediction], instances: dict[str, Instance]) -> MetricResult:
         """Score ``predictions`` (any order, unknown ids counted) against ``instances``."""
 
+    @classmethod
+    def definitions(cls) -> dict[str, dict[str, Any]]:
+        """The figures this scorer defines, by figure name: ``{label, definition, percent}``
+        (every view prints the label and shows the definition).  None by default."""
+        return {}
+
     # -- shared by subclasses ----------------------------------------------------------------
     def pairs(
         self, predictions: list[Prediction], instances: dict[str, Instance], result: MetricResult

@@ -90,6 +90,18 @@ class SampleScorer(Scorer):
         return {fig.name: fig.describe() for fig in cls.figures}
 
 
-def figure_definitions(scorers: Sequence[Scorer]) -> dict[str, dict[str, dict[str, Any]]]:
-    """The figure definitions of the per-sample scorers among ``scorers``, by scorer name."""
-    return {sc.name: sc.definitions() for sc in scorers if isinstance(sc, SampleScorer)}
+def figure_definitions(
+    scorers: Sequence[Scorer], reported: dict[str, dict[str, Any]] | None = None
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """The figure definitions of ``scorers`` (those that define figures), by scorer name; with
+    ``reported`` (figures by scorer), a scorer that reported figures keeps the definitions of
+    those it reported."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for sc in scorers:
+        defs = sc.definitions()
+        shown = (reported or {}).get(sc.name)
+        if shown:
+            defs = {name: d for name, d in defs.items() if name in shown}
+        if defs or isinstance(sc, SampleScorer):
+            out[sc.name] = defs
+    return out
