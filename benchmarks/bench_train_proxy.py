@@ -43,25 +43,51 @@ REPO = Path(__file__).resolve().parents[1]
 RECIPE = "src/toollab/resources/train/recipes/smollm2-135m-tools.yaml"
 
 
-def tiny_model(folder: Path) -> Path:
-    """gpu_bench.py --tiny's model: the bundled config cut to 2 layers x hidden 64, seed 0."""
+def make_model(folder: Path, shape: str, kit: str = "") -> Path:
+    """A random-weight model (seed 0) with the real tokenizer: ``tiny`` is gpu_bench.py --tiny's
+    (the bundled config cut to 2 layers x hidden 64), ``full`` the bundled SmolLM2-135M's shape.
+    ``kit``: a folder with ``cfg/`` and ``tok/`` (the gpu-train kit's export) instead of the
+    bundled model's converted folder."""
     if (folder / "config.json").is_file():
         return folder
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-    from toollab.train.base import resolve_base
+    if kit:
+        cfg_src, tok_src = Path(kit) / "cfg", Path(kit) / "tok"
+    else:
+        from toollab.train.base import resolve_base
 
-    src = resolve_base("bundled").folder
-    cfg = AutoConfig.from_pretrained(str(src))
-    cfg.num_hidden_layers, cfg.hidden_size, cfg.intermediate_size = 2, 64, 128
-    cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim = 4, 2, 16
+        cfg_src = tok_src = resolve_base("bundled").folder
+    cfg = AutoConfig.from_pretrained(str(cfg_src))
+    if shape == "tiny":
+        cfg.num_hidden_layers, cfg.hidden_size, cfg.intermediate_size = 2, 64, 128
+        cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim = 4, 2, 16
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(folder))
-    AutoTokenizer.from_pretrained(str(src)).save_pretrained(str(folder))
+    AutoTokenizer.from_pretrained(str(tok_src)).save_pretrained(str(folder))
     return folder
+
+
+def _cuda() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+def _device_figures() -> dict[str, Any]:
+    """The device, and on a GPU its peak memory."""
+    import torch
+
+    if not _cuda():
+        return {"device": "cpu"}
+    torch.cuda.synchronize()
+    return {
+        "device": torch.cuda.get_device_name(0),
+        "peak_gib": torch.cuda.max_memory_allocated() / 2**30,
+    }
 
 
 def _overrides(a: dict[str, Any]) -> dict[str, Any]:
@@ -72,7 +98,37 @@ def _overrides(a: dict[str, Any]) -> dict[str, Any]:
         "threads": a["threads"],
         "overwrite": True,
         **({"max_examples": a["max_examples"]} if a["max_examples"] else {}),
+        **({"batch_size": a["batch_size"]} if a.get("batch_size") else {}),
+        **({"validation_fraction": 0.0} if a.get("no_eval") else {}),
     }
+
+
+def held_out_loss(cfg: Any, adapter: Path, n: int) -> dict[str, float]:
+    """Loss per target token of the trained adapter on the first ``n`` examples of the run's
+    validation split (one by one, unpacked: the same measure for every trainer)."""
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from toollab.train.base import resolve_base
+    from toollab.train.data import IGNORE_INDEX, build_mixture, encode
+
+    mix = build_mixture(cfg.data, [], 0.02, cfg.seed)  # the recipe's split, whatever was trained
+    folder = str(resolve_base(cfg.base).folder)
+    tok = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    model = PeftModel.from_pretrained(model, str(adapter)).eval()
+    total = count = 0.0
+    with torch.no_grad():
+        for ex in mix.validation[:n]:
+            e = encode(ex, tok, cfg.max_length, cfg.truncation)
+            labels = torch.tensor([e.labels])
+            k = int((labels[:, 1:] != IGNORE_INDEX).sum())
+            if k:
+                out = model(input_ids=torch.tensor([e.input_ids]), labels=labels)
+                total += float(out.loss) * k
+                count += k
+    return {"held_out_loss": total / count, "held_out_targets": count, "held_out_examples": n}
 
 
 def run_toollab(a: dict[str, Any]) -> dict[str, Any]:
@@ -83,15 +139,22 @@ def run_toollab(a: dict[str, Any]) -> dict[str, Any]:
     cfg = TrainConfig.load(a["recipe"], _overrides(a), paths_from=Path(a["cwd"]))
     t0 = time.perf_counter()
     res = train_sft(cfg, quiet=True)
+    wall = time.perf_counter() - t0
     info = json.loads((Path(a["out"]) / "run.json").read_text())
+    held = (
+        held_out_loss(cfg, Path(a["out"]) / "adapter", a["val_loss"]) if a.get("val_loss") else {}
+    )
     return {
+        **held,
         "tokens": res.train_tokens,
         "train_runtime_s": res.train_runtime_s,
         "tokens_per_s": res.train_tokens / res.train_runtime_s,
         "steps": res.global_step,
-        "wall_s_with_setup": time.perf_counter() - t0,
+        "wall_s_with_setup": wall,
         "sequences": info.get("sequences"),
+        "device_batch": info.get("device_batch"),
         "peak_rss_mib": res.peak_rss_mib,
+        **_device_figures(),
     }
 
 
@@ -130,7 +193,9 @@ def run_plain(a: dict[str, Any]) -> dict[str, Any]:
     from transformers import AutoModelForCausalLM, set_seed
 
     set_seed(cfg.seed)
-    model = AutoModelForCausalLM.from_pretrained(str(base.folder), dtype=torch.float32)
+    dev = "cuda" if _cuda() else "cpu"
+    dtype = torch.bfloat16 if sft._device_precision(cfg)["bf16"] else torch.float32
+    model = AutoModelForCausalLM.from_pretrained(str(base.folder), dtype=dtype).to(dev)
     model.config.use_cache = False
     if batch.gradient_checkpointing:
         model.gradient_checkpointing_enable()
@@ -138,8 +203,15 @@ def run_plain(a: dict[str, Any]) -> dict[str, Any]:
     model = get_peft_model(model, peft_config)
     model.train()
     opt = torch.optim.AdamW(
-        [p for p in model.parameters() if p.requires_grad], lr=cfg.learning_rate, weight_decay=0.0
+        [p for p in model.parameters() if p.requires_grad],
+        lr=cfg.learning_rate,
+        weight_decay=0.0,
+        fused=dev == "cuda",
     )
+    batches = [{k: v.to(dev) for k, v in b.items()} for b in batches]
+    if dev == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+        torch.cuda.synchronize()
     tokens = sum(int(b["input_ids"].numel()) for b in batches)
     real = sum(row_tokens[: len(batches)])
     t0 = time.perf_counter()
@@ -149,6 +221,8 @@ def run_plain(a: dict[str, Any]) -> dict[str, Any]:
         if (i + 1) % accum == 0:
             opt.step()
             opt.zero_grad(set_to_none=True)
+    if dev == "cuda":
+        torch.cuda.synchronize()
     dt = time.perf_counter() - t0
     return {
         "tokens": tokens,
@@ -158,6 +232,8 @@ def run_plain(a: dict[str, Any]) -> dict[str, Any]:
         "tokens_per_s": tokens / dt,
         "steps": len(batches) // accum,
         "micro_batches": len(batches),
+        "gradient_checkpointing": batch.gradient_checkpointing,
+        **_device_figures(),
     }
 
 
@@ -174,6 +250,25 @@ def _child(which: str, a: dict[str, Any]) -> dict[str, Any]:
         prof.dump_stats(str(Path(a["profile"]) / f"{which}.prof"))
         return res
     return fn(a)
+
+
+# dense bf16 peak FLOP/s of the cards a session may be lent, for MFU (6 x parameters per token)
+PEAK_BF16 = {"H100": 989.4e12, "H200": 989.4e12}
+
+
+def _bundled_folder() -> Path:
+    from toollab.train.base import resolve_base
+
+    return resolve_base("bundled").folder
+
+
+def _n_params(base: Path) -> int:
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    with torch.device("meta"):
+        m = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(str(base)))
+    return sum(p.numel() for p in m.parameters())
 
 
 def ensure_old(commit: str, folder: Path) -> Path:
@@ -194,7 +289,15 @@ def main() -> None:
     ap.add_argument("--runs", default="old,new,plain")
     ap.add_argument("--old", default="02107a5")
     ap.add_argument("--old-dir", default="/tmp/toollab-old")
-    ap.add_argument("--model-dir", default=str(Path(tempfile.gettempdir()) / "toollab-tiny"))
+    ap.add_argument(
+        "--shape", choices=["tiny", "full", "real"], default="tiny", help="real: bundled weights"
+    )
+    ap.add_argument("--no-eval", action="store_true", help="no validation split, no eval passes")
+    ap.add_argument("--val-loss", type=int, default=0, help="held-out loss on N examples after")
+    ap.add_argument("--steps-new", type=int, default=0, help="steps of the new run (same tokens)")
+    ap.add_argument("--kit", default="", help="folder with cfg/ and tok/ (no bundled model)")
+    ap.add_argument("--batch-size", type=int, default=0, help="override the recipe's")
+    ap.add_argument("--model-dir", default="")
     ap.add_argument("--profile", default="")
     ap.add_argument("--json", default="")
     ap.add_argument("--child", default="", help=argparse.SUPPRESS)
@@ -203,7 +306,8 @@ def main() -> None:
     if ns.child:
         print("RESULT " + json.dumps(_child(ns.child, json.loads(ns.args))), flush=True)
         return
-    base = tiny_model(Path(ns.model_dir))
+    model_dir = ns.model_dir or str(Path(tempfile.gettempdir()) / f"toollab-{ns.shape}")
+    base = "bundled" if ns.shape == "real" else make_model(Path(model_dir), ns.shape, ns.kit)
     old = ensure_old(ns.old, Path(ns.old_dir)) if "old" in ns.runs else None
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -213,12 +317,15 @@ def main() -> None:
             a = {
                 "base": str(base),
                 "out": str(Path(tmp) / which),
-                "steps": ns.steps,
+                "steps": ns.steps_new if which != "old" and ns.steps_new else ns.steps,
                 "threads": ns.threads,
                 "max_examples": ns.max_examples,
                 "recipe": str(tree / RECIPE),
                 "cwd": str(REPO),  # the recipe's data paths: ./sft-data of this tree
                 "profile": ns.profile,
+                "batch_size": ns.batch_size,
+                "no_eval": ns.no_eval,
+                "val_loss": ns.val_loss,
             }
             env = {**os.environ, "PYTHONPATH": str(tree / "src")}
             proc = subprocess.run(
@@ -238,6 +345,12 @@ def main() -> None:
         for which in ("old", "new"):
             if which in results:
                 results[f"{which}_over_plain"] = results[which]["tokens_per_s"] / plain
+    params = _n_params(Path(base) if base != "bundled" else _bundled_folder())
+    for r in results.values():
+        if isinstance(r, dict) and "tokens_per_s" in r and r.get("device", "cpu") != "cpu":
+            peak = PEAK_BF16.get(r["device"].split()[1] if " " in r["device"] else "", 0.0)
+            r["mfu_6n"] = 6 * params * r["tokens_per_s"] / peak if peak else None
+    results["params"] = params
     if "old" in results and "new" in results:
         results["new_over_old"] = results["new"]["tokens_per_s"] / results["old"]["tokens_per_s"]
     print(json.dumps(results, indent=1))

@@ -329,19 +329,38 @@ def _finished(out: Path) -> dict[str, Any] | None:
     return info if info.get("status") == "finished" else None
 
 
+def target_loss(model: Any, inputs: dict[str, Any], num_items: Any) -> tuple[Any, Any]:
+    """Cross-entropy summed over the target tokens and divided by ``num_items`` (the target
+    tokens of the whole optimizer step; those of this batch when None).  Only the positions
+    that predict a target go through the output layer and the softmax
+    (transformers' ``logits_to_keep`` mask), not all the positions of the batch."""
+    import torch
+
+    labels = inputs.pop("labels")
+    shifted = labels[:, 1:]
+    keep = torch.zeros_like(labels, dtype=torch.bool)
+    keep[:, :-1] = shifted != IGNORE_INDEX
+    outputs = model(**inputs, use_cache=False, logits_to_keep=keep)
+    logits = outputs.logits.reshape(-1, outputs.logits.shape[-1]).float()
+    total = torch.nn.functional.cross_entropy(
+        logits, shifted[shifted != IGNORE_INDEX], reduction="sum"
+    )
+    n = num_items if num_items is not None else keep.sum()
+    return total / torch.as_tensor(n, device=total.device).clamp(min=1), outputs
+
+
 def _trainer_class() -> Any:
     from transformers import Trainer
     from trl import SFTTrainer
 
     class LeanSFTTrainer(SFTTrainer):  # type: ignore[misc]
-        """TRL's SFTTrainer with transformers' own loss.
+        """TRL's SFTTrainer with a leaner loss (:func:`target_loss`).
 
-        TRL's loss runs its chunked log-probability kernel, which on every micro-batch also
-        computes the per-token entropy and top-1 accuracy (two more passes over the vocabulary)
-        and syncs three figures to the host; toollab reports neither, and on this model the
-        kernel cost more than the whole forward and backward pass of the network (the profile is
-        in BENCHMARKS.md).  The model's own loss (cross-entropy over the labels, summed and
-        divided by the global number of target tokens) is the same quantity."""
+        TRL's own loss runs its chunked log-probability kernel, which on every micro-batch also
+        computes the per-token entropy and top-1 accuracy (more passes over the vocabulary) and
+        syncs three figures to the host; toollab reports neither, and on the proxy model the
+        kernel took more time than the rest of the step (the profile is in BENCHMARKS.md).
+        With ``liger_kernel`` the loss is transformers' with Liger's fused cross-entropy."""
 
         def compute_loss(
             self,
@@ -350,14 +369,19 @@ def _trainer_class() -> Any:
             return_outputs: bool = False,
             num_items_in_batch: Any = None,
         ) -> Any:
-            inputs["use_cache"] = False
-            return Trainer.compute_loss(
-                self,
-                model,
-                inputs,
-                return_outputs=return_outputs,
-                num_items_in_batch=num_items_in_batch,
-            )
+            if self.args.use_liger_kernel:
+                inputs["use_cache"] = False
+                return Trainer.compute_loss(
+                    self,
+                    model,
+                    inputs,
+                    return_outputs=return_outputs,
+                    num_items_in_batch=num_items_in_batch,
+                )
+            loss, outputs = target_loss(model, dict(inputs), num_items_in_batch)
+            if self.args.average_tokens_across_devices and num_items_in_batch is not None:
+                loss = loss * self.accelerator.num_processes
+            return (loss, outputs) if return_outputs else loss
 
     return LeanSFTTrainer
 
