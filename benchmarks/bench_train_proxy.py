@@ -20,9 +20,17 @@ trainer's ``train_runtime``, validation passes and checkpoints inside it include
 loop's wall time).  The ratio toollab ÷ plain loop is the figure the proxy is for.
 
     python benchmarks/bench_train_proxy.py [--steps 20] [--threads 2] [--max-examples 0]
-        [--runs old,new,plain] [--profile DIR] [--json OUT.json]
+        [--runs old,new,plain] [--profile DIR] [--json OUT.json] [--val-loss N]
+        [--steps-new K] [--shape tiny|full|real] [--kit DIR] [--batch-size B]
 
-``--profile DIR`` writes a cProfile of each run (``DIR/<run>.prof``).  Needs the recipe data
+``--profile DIR`` writes a cProfile of each run (``DIR/<run>.prof``).  ``--val-loss N``: after
+training, the loss per target token of the adapter on the first N examples of the recipe's
+validation split, one by one (the same measure for old and new); ``--steps-new K`` trains the
+new run K steps (to match the old run's training tokens).  ``--shape real`` trains the bundled
+model's real weights, ``full`` a random-weight model of its shape (the GPU comparison,
+``benchmarks/gpu_train_compare.sh``), with ``--kit`` a folder of ``cfg/`` and ``tok/`` where the
+bundled model is not installed.  On a GPU each run also reports the device, peak memory and
+the model-FLOPs utilisation (6 x parameters per token, bf16 dense peak).  Needs the recipe data
 (``scripts/recipe-data.sh ../shared/data``, writes ./sft-data/).
 """
 
@@ -149,6 +157,7 @@ def run_toollab(a: dict[str, Any]) -> dict[str, Any]:
         "tokens": res.train_tokens,
         "train_runtime_s": res.train_runtime_s,
         "tokens_per_s": res.train_tokens / res.train_runtime_s,
+        "tokens_per_s_steps": res.tokens_per_s,  # at the last step, before the final eval
         "steps": res.global_step,
         "wall_s_with_setup": wall,
         "sequences": info.get("sequences"),

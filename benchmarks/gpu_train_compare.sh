@@ -32,16 +32,20 @@ EOF
   tar -czf "$KIT/sft-data.tar.gz" sft-data/deer-seen/examples.jsonl \
     sft-data/seal-tools-dev/examples.jsonl sft-data/envs-train/examples.jsonl
   "$PY" -m pip download --no-deps --only-binary=:all: --python-version 3.12 -d "$KIT/wheels" \
-    trl datasets dill multiprocess xxhash rich pyyaml typer pydantic jsonschema
+    trl datasets dill multiprocess xxhash rich pyyaml pydantic pydantic-core annotated-types \
+    typing-inspection
   du -sh "$KIT"
 }
 
 run() {
   test -d "$KIT/cfg" || { echo "run '$0 prepare' here first and carry $KIT"; exit 2; }
   # only what the device's environment lacks
-  for pkg in trl datasets dill multiprocess xxhash rich yaml typer pydantic jsonschema; do
+  local pkg dist
+  for pkg in trl datasets dill multiprocess xxhash rich yaml pydantic pydantic_core \
+    annotated_types typing_inspection; do
+    dist=${pkg/yaml/pyyaml}
     "$PY" -c "import $pkg" 2>/dev/null || "$PY" -m pip install -q --no-index --no-deps \
-      --find-links "$KIT/wheels" "${pkg/yaml/pyyaml}" || true
+      --find-links "$KIT/wheels" "${dist//_/-}" || true
   done
   tar -xzf "$KIT/sft-data.tar.gz"
   export TOOLLAB_CACHE=/tmp/toollab-cache PYTHONPATH=src HF_HUB_OFFLINE=1
