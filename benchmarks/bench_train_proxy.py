@@ -13,7 +13,10 @@ projections, float32, ``--threads`` threads, each in its own process:
 - ``new``: ``toollab train`` of this tree with this tree's recipe (packed sequences);
 - ``plain``: a plain loop (peft LoRA, ``torch.optim.AdamW``, the loss of the model's forward,
   gradient accumulation) over the very batches the ``new`` trainer draws (its own data loader,
-  same seed), with the same gradient checkpointing setting.
+  same seed), with the same gradient checkpointing setting;
+- ``plain_lean``: the same loop with toollab's loss (``target_loss``: the output layer and the
+  softmax on the target positions only), so that toollab ÷ this loop is the trainer's overhead
+  alone.
 
 Tokens/s is training tokens (non-padding input tokens) / the seconds of the training loop (the
 trainer's ``train_runtime``, validation passes and checkpoints inside it included; the plain
@@ -223,9 +226,12 @@ def run_plain(a: dict[str, Any]) -> dict[str, Any]:
         torch.cuda.synchronize()
     tokens = sum(int(b["input_ids"].numel()) for b in batches)
     real = sum(row_tokens[: len(batches)])
+    lean = a.get("lean", False)
     t0 = time.perf_counter()
     for i, b in enumerate(batches):
-        loss = model(**b).loss / accum
+        # plain_lean: toollab's loss (the output layer on target positions only)
+        out = sft.target_loss(model, dict(b), None)[0] if lean else model(**b).loss
+        loss = out / accum
         loss.backward()
         if (i + 1) % accum == 0:
             opt.step()
@@ -250,7 +256,8 @@ def _child(which: str, a: dict[str, Any]) -> dict[str, Any]:
     import torch
 
     torch.set_num_threads(a["threads"])
-    fn = run_plain if which == "plain" else run_toollab
+    fn = run_plain if which.startswith("plain") else run_toollab
+    a["lean"] = which == "plain_lean"
     if a.get("profile"):
         import cProfile
 
@@ -295,7 +302,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--max-examples", type=int, default=0)
-    ap.add_argument("--runs", default="old,new,plain")
+    ap.add_argument("--runs", default="old,new,plain,plain_lean")
     ap.add_argument("--old", default="02107a5")
     ap.add_argument("--old-dir", default="/tmp/toollab-old")
     ap.add_argument(
@@ -349,11 +356,11 @@ def main() -> None:
                 sys.exit(f"{which} failed:\n{proc.stderr[-4000:]}")
             results[which] = json.loads(line[-1][7:])
             print(which, json.dumps(results[which]), flush=True)
-    plain = results.get("plain", {}).get("tokens_per_s")
-    if plain:
+    for ref in ("plain", "plain_lean"):
+        plain = results.get(ref, {}).get("tokens_per_s")
         for which in ("old", "new"):
-            if which in results:
-                results[f"{which}_over_plain"] = results[which]["tokens_per_s"] / plain
+            if plain and which in results:
+                results[f"{which}_over_{ref}"] = results[which]["tokens_per_s"] / plain
     params = _n_params(Path(base) if base != "bundled" else _bundled_folder())
     for r in results.values():
         if isinstance(r, dict) and "tokens_per_s" in r and r.get("device", "cpu") != "cpu":
