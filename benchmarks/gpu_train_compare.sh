@@ -51,9 +51,9 @@ run() {
   export TOOLLAB_CACHE=/tmp/toollab-cache PYTHONPATH=src HF_HUB_OFFLINE=1
   nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
   local out=${OUT:-/tmp}
-  "$PY" benchmarks/bench_train_proxy.py --shape full --kit "$KIT" --runs new,plain \
+  "$PY" benchmarks/bench_train_proxy.py --shape full --kit "$KIT" --runs new,plain,plain_lean \
     --steps 264 --threads 8 --json "$out/recipe.json"
-  "$PY" benchmarks/bench_train_proxy.py --shape full --kit "$KIT" --runs new,plain \
+  "$PY" benchmarks/bench_train_proxy.py --shape full --kit "$KIT" --runs new,plain,plain_lean \
     --steps 30 --batch-size 16 --threads 8 --json "$out/b16.json"
 }
 
