@@ -1,6 +1,9 @@
 """Supervised fine-tuning on TRL's ``SFTTrainer`` with PEFT LoRA (or full fine-tuning).
 
-:func:`train_sft` runs one :class:`~toollab.train.config.TrainConfig`.  Everything that can be
+:func:`train_sft` runs one :class:`~toollab.train.config.TrainConfig` on sequences tokenised
+and packed once ahead of the steps (:mod:`toollab.train.packing`), with a loss computed on the
+target positions only (:func:`target_loss`) and, on a GPU, the step's batch in as few
+micro-batches as fit (:func:`device_batch`).  Everything that can be
 wrong with the input is found before the first step: the config, the data (every line, every
 span), the base model, the disk space, and — the silent failure of assistant-only loss — a
 sample of real training batches is checked to carry loss tokens.  A run writes into
