@@ -119,6 +119,20 @@ class TrainConfig:
     epochs: float = _f(1.0, "Passes over the (weighted) training mixture.")
     max_steps: int = _f(0, "Stop after this many optimizer steps (0: run the epochs).")
     gradient_checkpointing: bool = _f(True, "Recompute activations in the backward pass.")
+    packing: bool = _f(
+        True,
+        "Pack examples into sequences of up to max_length tokens (tokenised and packed once, "
+        "cached; attention stays within each example); false: one padded example per row.",
+    )
+    fit_batch_to_device: bool = _f(
+        True,
+        "On a GPU, run each step's batch_size x gradient_accumulation_steps sequences in as few "
+        "micro-batches as its free memory allows, without gradient checkpointing when they fit "
+        "(the global batch, hence the training, is unchanged). CPU: the values as given.",
+    )
+    liger_kernel: bool = _f(
+        False, "Liger's fused kernels (cross-entropy, RMSNorm, RoPE, SwiGLU); needs liger-kernel."
+    )
     precision: Literal["auto", "fp32", "bf16", "fp16"] = _f(
         "auto", "auto: bf16 on a GPU that has it, fp32 on CPU."
     )

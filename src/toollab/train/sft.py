@@ -1,6 +1,9 @@
 """Supervised fine-tuning on TRL's ``SFTTrainer`` with PEFT LoRA (or full fine-tuning).
 
-:func:`train_sft` runs one :class:`~toollab.train.config.TrainConfig`.  Everything that can be
+:func:`train_sft` runs one :class:`~toollab.train.config.TrainConfig` on sequences tokenised
+and packed once ahead of the steps (:mod:`toollab.train.packing`), with a loss computed on the
+target positions only (:func:`target_loss`) and, on a GPU, the step's batch in as few
+micro-batches as fit (:func:`device_batch`).  Everything that can be
 wrong with the input is found before the first step: the config, the data (every line, every
 span), the base model, the disk space, and — the silent failure of assistant-only loss — a
 sample of real training batches is checked to carry loss tokens.  A run writes into
@@ -31,7 +34,8 @@ from toollab.errors import BackendError, InputError
 from toollab.train import checkpoints as ckpt
 from toollab.train.base import BaseModel, resolve_base
 from toollab.train.config import TrainConfig
-from toollab.train.data import IGNORE_INDEX, Encoded, Mixture, build_mixture, encode_all
+from toollab.train.data import IGNORE_INDEX, Mixture, build_mixture
+from toollab.train.packing import PackedCollator, Sequences, build_sequences
 
 
 @dataclass
@@ -62,15 +66,56 @@ def _device_precision(cfg: TrainConfig) -> dict[str, bool]:
     return {"bf16": p == "bf16", "fp16": p == "fp16"}
 
 
-def _to_dataset(encoded: list[Encoded]) -> Any:
-    from datasets import Dataset
+@dataclass(frozen=True)
+class DeviceBatch:
+    """How one optimizer step's sequences run on this device."""
 
-    return Dataset.from_dict(
-        {
-            "input_ids": [e.input_ids for e in encoded],
-            "labels": [e.labels for e in encoded],
-        }
+    micro_batch: int
+    accumulation: int
+    gradient_checkpointing: bool
+    reason: str
+
+
+def plan_micro_batch(
+    total: int, max_length: int, bytes_per_token: float, budget_bytes: float
+) -> int | None:
+    """The largest divisor of ``total`` whose micro-batch's activations fit ``budget_bytes``."""
+    for micro in range(total, 0, -1):
+        if total % micro == 0 and micro * max_length * bytes_per_token <= budget_bytes:
+            return micro
+    return None
+
+
+def _activation_bytes_per_token(config: Any, elt: int) -> float:
+    """A generous estimate of what one token keeps for the backward pass without gradient
+    checkpointing: per layer 16 hidden-sized and 6 intermediate-sized tensors, and the logits
+    (in the model's type, their float32 copy and its gradient)."""
+    h = int(config.hidden_size)
+    inter = int(getattr(config, "intermediate_size", 4 * h))
+    layers = int(config.num_hidden_layers)
+    return layers * (16 * h + 6 * inter) * elt + int(config.vocab_size) * (elt + 8)
+
+
+def device_batch(cfg: TrainConfig, model: Any) -> DeviceBatch:
+    """The config's micro-batch and accumulation, or on a GPU (``fit_batch_to_device``) the same
+    global batch in as few micro-batches as fit in 60 % of the free memory, without gradient
+    checkpointing."""
+    given = DeviceBatch(
+        cfg.batch_size, cfg.gradient_accumulation_steps, cfg.gradient_checkpointing, "config"
     )
+    if not (cfg.fit_batch_to_device and _cuda()):
+        return given
+    import torch
+
+    free, _ = torch.cuda.mem_get_info()
+    elt = 2 if _device_precision(cfg)["bf16"] or _device_precision(cfg)["fp16"] else 4
+    weights = sum(p.numel() for p in model.parameters()) * elt
+    total = cfg.batch_size * cfg.gradient_accumulation_steps
+    per_token = _activation_bytes_per_token(model.config, elt)
+    micro = plan_micro_batch(total, cfg.max_length, per_token, 0.6 * free - weights)
+    if micro is None:
+        return given
+    return DeviceBatch(micro, total // micro, False, f"fits {free / 2**30:.0f} GiB free")
 
 
 def check_label_mask(
@@ -129,7 +174,7 @@ def _need_bytes(model: Any, cfg: TrainConfig) -> int:
     return per_ckpt * (cfg.save_total_limit + 2) + final + (16 << 20)
 
 
-def _sft_args(cfg: TrainConfig, has_eval: bool) -> Any:
+def _sft_args(cfg: TrainConfig, has_eval: bool, batch: DeviceBatch) -> Any:
     from trl import SFTConfig
 
     eval_steps = cfg.eval_steps or cfg.save_steps
@@ -141,19 +186,19 @@ def _sft_args(cfg: TrainConfig, has_eval: bool) -> Any:
             "load_best_model_at_end": True,
             "metric_for_best_model": "eval_loss",
             "greater_is_better": False,
-            "per_device_eval_batch_size": cfg.batch_size,
+            "per_device_eval_batch_size": batch.micro_batch,
         }
     return SFTConfig(
         output_dir=cfg.output_dir,
-        per_device_train_batch_size=cfg.batch_size,
-        gradient_accumulation_steps=cfg.gradient_accumulation_steps,
+        per_device_train_batch_size=batch.micro_batch,
+        gradient_accumulation_steps=batch.accumulation,
         learning_rate=cfg.learning_rate,
         lr_scheduler_type=cfg.lr_scheduler,
         warmup_steps=float(cfg.warmup_ratio),  # a float in [0, 1): a share of the steps
         weight_decay=cfg.weight_decay,
         num_train_epochs=cfg.epochs,
         max_steps=cfg.max_steps or -1,
-        gradient_checkpointing=cfg.gradient_checkpointing,
+        gradient_checkpointing=batch.gradient_checkpointing,
         seed=cfg.seed,
         data_seed=cfg.seed,
         logging_steps=cfg.logging_steps,
@@ -162,9 +207,13 @@ def _sft_args(cfg: TrainConfig, has_eval: bool) -> Any:
         save_total_limit=cfg.save_total_limit,
         max_length=None,
         completion_only_loss=False,  # the labels column already masks all but the spans
+        packing=False,  # packed ahead of the steps (toollab.train.packing), once, cached
+        use_liger_kernel=cfg.liger_kernel,
         report_to=[],
         disable_tqdm=True,
-        include_num_input_tokens_seen="non_padding",
+        # packed rows have no attention mask, and their pad id (<|im_end|> here) is also a real
+        # token: count them all (the padding is only the few tokens at the end of a short row)
+        include_num_input_tokens_seen="all" if cfg.packing else "non_padding",
         dataloader_num_workers=0,
         use_cpu=not _cuda(),
         **kw,
@@ -181,10 +230,9 @@ def _peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def prepare(
-    cfg: TrainConfig, console: Console
-) -> tuple[BaseModel, Mixture, Any, list[Encoded], list[Encoded]]:
-    """Everything before the model: base, data, tokenizer, encoded examples (errors here)."""
+def prepare(cfg: TrainConfig, console: Console) -> tuple[BaseModel, Mixture, Any, Sequences]:
+    """Everything before the model: base, data, tokenizer, the training sequences (encoded and
+    packed once, cached; errors here)."""
     mixture = build_mixture(
         cfg.data, cfg.validation_data, cfg.validation_fraction, cfg.seed, cfg.max_examples
     )
@@ -202,20 +250,22 @@ def prepare(
         )
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
-    train, dropped = encode_all(mixture.train, tok, cfg.max_length, cfg.truncation)
+    seqs = build_sequences(
+        mixture.train, mixture.validation, tok, cfg.max_length, cfg.truncation, cfg.packing
+    )
+    dropped = seqs.dropped
     if dropped:
         console.print(
             f"note: {len(dropped)} training example(s) keep no target token within max_length="
             f"{cfg.max_length} and are left out (first: {dropped[0]})"
         )
-    if not train:
+    if seqs.train is None:
         raise InputError(
             "no training example keeps a target token within max_length "
             f"{cfg.max_length} (truncation {cfg.truncation})",
             where="data",
         )
-    val, _ = encode_all(mixture.validation, tok, cfg.max_length, cfg.truncation)
-    return base, mixture, tok, train, val
+    return base, mixture, tok, seqs
 
 
 def _load_model(cfg: TrainConfig, base: BaseModel) -> Any:
@@ -227,9 +277,21 @@ def _load_model(cfg: TrainConfig, base: BaseModel) -> Any:
         model = AutoModelForCausalLM.from_pretrained(str(base.folder), dtype=dtype)
     except (OSError, ValueError, RuntimeError) as exc:
         raise BackendError(f"could not load the base model {base.folder}: {exc}") from exc
-    if cfg.gradient_checkpointing:
-        model.config.use_cache = False
+    model.config.use_cache = False  # training never uses the key/value cache
     return model
+
+
+def _check_liger(cfg: TrainConfig) -> None:
+    if not cfg.liger_kernel:
+        return
+    try:  # an optional dependency: imported only when asked for
+        import liger_kernel  # noqa: F401
+    except ImportError:
+        raise InputError(
+            "liger_kernel: true needs the liger-kernel package (pip install liger-kernel), "
+            "which runs on CUDA GPUs",
+            where="liger_kernel",
+        ) from None
 
 
 def _peft_config(cfg: TrainConfig, model: Any) -> Any:
@@ -270,38 +332,94 @@ def _finished(out: Path) -> dict[str, Any] | None:
     return info if info.get("status") == "finished" else None
 
 
+def target_loss(model: Any, inputs: dict[str, Any], num_items: Any) -> tuple[Any, Any]:
+    """Cross-entropy summed over the target tokens and divided by ``num_items`` (the target
+    tokens of the whole optimizer step; those of this batch when None).  Only the positions
+    that predict a target go through the output layer and the softmax
+    (transformers' ``logits_to_keep`` mask), not all the positions of the batch."""
+    import torch
+
+    labels = inputs.pop("labels")
+    shifted = labels[:, 1:]
+    keep = torch.zeros_like(labels, dtype=torch.bool)
+    keep[:, :-1] = shifted != IGNORE_INDEX
+    outputs = model(**inputs, use_cache=False, logits_to_keep=keep)
+    logits = outputs.logits.reshape(-1, outputs.logits.shape[-1]).float()
+    total = torch.nn.functional.cross_entropy(
+        logits, shifted[shifted != IGNORE_INDEX], reduction="sum"
+    )
+    n = num_items if num_items is not None else keep.sum()
+    return total / torch.as_tensor(n, device=total.device).clamp(min=1), outputs
+
+
+def _trainer_class() -> Any:
+    from transformers import Trainer
+    from trl import SFTTrainer
+
+    class LeanSFTTrainer(SFTTrainer):  # type: ignore[misc]
+        """TRL's SFTTrainer with a leaner loss (:func:`target_loss`).
+
+        TRL's own loss runs its chunked log-probability kernel, which on every micro-batch also
+        computes the per-token entropy and top-1 accuracy (more passes over the vocabulary) and
+        syncs three figures to the host; toollab reports neither, and on the proxy model the
+        kernel took more time than the rest of the step (the profile is in BENCHMARKS.md).
+        With ``liger_kernel`` the loss is transformers' with Liger's fused cross-entropy."""
+
+        def compute_loss(
+            self,
+            model: Any,
+            inputs: dict[str, Any],
+            return_outputs: bool = False,
+            num_items_in_batch: Any = None,
+        ) -> Any:
+            if self.args.use_liger_kernel:
+                inputs["use_cache"] = False
+                return Trainer.compute_loss(
+                    self,
+                    model,
+                    inputs,
+                    return_outputs=return_outputs,
+                    num_items_in_batch=num_items_in_batch,
+                )
+            loss, outputs = target_loss(model, dict(inputs), num_items_in_batch)
+            if self.args.average_tokens_across_devices and num_items_in_batch is not None:
+                loss = loss * self.accelerator.num_processes
+            return (loss, outputs) if return_outputs else loss
+
+    return LeanSFTTrainer
+
+
 def _make_trainer(
     cfg: TrainConfig,
     model: Any,
     tok: Any,
     peft_config: Any,
-    train: list[Encoded],
-    val: list[Encoded],
+    seqs: Sequences,
+    batch: DeviceBatch,
     console: Console,
     quiet: bool,
 ) -> tuple[Any, Any, dict[str, float]]:
-    """TRL's SFTTrainer on the encoded examples, and the label-mask check of its batches."""
+    """TRL's SFTTrainer on the prepared sequences, and the label-mask check of its batches."""
     from transformers.trainer_callback import PrinterCallback
-    from trl import SFTTrainer
 
     from toollab.train.progress import ProgressCallback
 
-    eval_ds = _to_dataset(val) if val else None
     bar = ProgressCallback(console, quiet=quiet)
-    trainer = SFTTrainer(
+    trainer = _trainer_class()(
         model=model,
-        args=_sft_args(cfg, eval_ds is not None),
-        train_dataset=_to_dataset(train),
-        eval_dataset=eval_ds,
+        args=_sft_args(cfg, seqs.validation is not None, batch),
+        train_dataset=seqs.train,
+        eval_dataset=seqs.validation,
         processing_class=tok,
         peft_config=peft_config,
+        data_collator=PackedCollator(tok.pad_token_id) if cfg.packing else None,
         callbacks=[bar, ckpt.MarkComplete()],
     )
     trainer.remove_callback(PrinterCallback)  # it prints log dicts on stdout; ours uses stderr
     mask = check_label_mask(
         trainer.data_collator,
         trainer.train_dataset,  # as the trainer prepared it
-        cfg.batch_size,
+        batch.micro_batch,
         cfg.mask_check_batches,
         cfg.seed,
     )
@@ -327,9 +445,11 @@ def train_sft(
 
         torch.set_num_threads(cfg.threads)
 
-    base, mixture, tok, train, val = prepare(cfg, console)
+    _check_liger(cfg)
+    base, mixture, tok, seqs = prepare(cfg, console)
     model = _load_model(cfg, base)
     peft_config = _peft_config(cfg, model)
+    batch = device_batch(cfg, model)
 
     resume_from: Path | None = None
     if cfg.overwrite and out.exists():
@@ -346,7 +466,9 @@ def train_sft(
     set_seed(cfg.seed)
     existed = out.exists()
     try:
-        trainer, bar, mask = _make_trainer(cfg, model, tok, peft_config, train, val, console, quiet)
+        trainer, bar, mask = _make_trainer(
+            cfg, model, tok, peft_config, seqs, batch, console, quiet
+        )
     except BaseException:
         if not existed:  # the trainer may have made output_dir: leave nothing behind
             shutil.rmtree(out, ignore_errors=True)
@@ -362,7 +484,15 @@ def train_sft(
             "gguf_sha256": base.gguf_sha256,
         },
         "data": mixture.counts,
-        "examples": {"train": len(train), "validation": len(val)},
+        "examples": {"train": seqs.n_train_examples, "validation": seqs.n_validation_examples},
+        "sequences": {
+            "packed": cfg.packing,
+            "train": len(seqs.train),
+            "validation": len(seqs.validation) if seqs.validation is not None else 0,
+            "from_cache": seqs.cached,
+            "key": seqs.key,
+        },
+        "device_batch": batch.__dict__,
         "label_mask_check": mask,
         "command": sys.argv,
     }
