@@ -496,7 +496,10 @@ def train_sft(
         "label_mask_check": mask,
         "command": sys.argv,
     }
-    _write_json(out / "run.json", record)
+    # under accelerate, every process trains; only the main one writes the run's files
+    main = bool(trainer.is_world_process_zero())
+    if main:
+        _write_json(out / "run.json", record)
     t0 = time.perf_counter()
     try:
         result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
@@ -509,7 +512,8 @@ def train_sft(
             ) from exc
         raise
     wall = time.perf_counter() - t0
-    final = _save_final(trainer, cfg, out, tok)
+    final = _save_final(trainer, cfg, out, tok) if main else out / _final_name(cfg)
+    trainer.accelerator.wait_for_everyone()  # the others return once the model is on disk
 
     history = trainer.state.log_history
     losses = [h["loss"] for h in history if "loss" in h]
@@ -543,15 +547,19 @@ def train_sft(
         result={k: (str(v) if isinstance(v, Path) else v) for k, v in res.__dict__.items()},
         log_history=history,
     )
-    _write_json(out / "run.json", record)
+    if main:
+        _write_json(out / "run.json", record)
     return res
+
+
+def _final_name(cfg: TrainConfig) -> str:
+    return "adapter" if cfg.method == "lora" else "model"
 
 
 def _save_final(trainer: Any, cfg: TrainConfig, out: Path, tok: Any) -> Path:
     """``adapter/`` (LoRA) or ``model/`` (full), and ``merged/`` if asked; each renamed into
     place once complete."""
-    name = "adapter" if cfg.method == "lora" else "model"
-    final = out / name
+    final = out / _final_name(cfg)
     _save_into(
         final, lambda d: (trainer.model.save_pretrained(str(d)), tok.save_pretrained(str(d)))
     )
