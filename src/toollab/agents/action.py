@@ -173,7 +173,7 @@ class ActionAgent(SingleTurnAgent):
 
     def __init__(
         self,
-        k_api: int = 10,
+        k_api: int = 20,
         k_demos: int = 3,
         demo_pool: int = 100,
         split_seed: int | None = None,
