@@ -27,7 +27,7 @@ from toollab.errors import UsageError
 from toollab.models.base import GenerateOptions, run_sync
 from toollab.models.fake import FakeModel
 from toollab.models.policy import parse_constrained
-from toollab.schema import Instance, Tool
+from toollab.schema import Instance, Tool, ToolCall
 from toollab.templates.base import get_template
 
 JSON = get_template("json")
@@ -124,9 +124,11 @@ def test_constrained_demos_show_the_constrained_form() -> None:
         assert json.loads(answer)["decision"] == "call"
         parsed = parse_constrained(answer)
         gold = pool[demo_id].gold
-        assert [(c.name, c.arguments) for c in parsed.calls] == [
-            (c.name, c.arguments) for c in gold
-        ]
+
+        def view(calls: list[ToolCall]) -> list[object]:
+            return [(c.name, c.model_dump(mode="json")["arguments"]) for c in calls]
+
+        assert view(list(parsed.calls)) == view(list(gold))
     assert '"decision": "call"' in str(ask.messages[0]["content"])
     free = _user(agent, inst)
     assert '"decision"' not in free and '{"name": ' in free
