@@ -26,7 +26,7 @@ from toollab.envs.generate import generate
 from toollab.errors import UsageError
 from toollab.models.base import GenerateOptions, run_sync
 from toollab.models.fake import FakeModel
-from toollab.models.policy import parse_constrained
+from toollab.models.policy import CallPolicy, parse_constrained
 from toollab.schema import Instance, Tool, ToolCall
 from toollab.templates.base import get_template
 
@@ -122,7 +122,7 @@ def test_constrained_demos_show_the_constrained_form() -> None:
     for text, demo_id in zip(demos, ask.metadata["demonstrations"], strict=True):  # type: ignore[call-overload]
         answer = text.split("\nAction:\n", 1)[1].strip()
         assert json.loads(answer)["decision"] == "call"
-        parsed = parse_constrained(answer)
+        parsed = parse_constrained(answer, CallPolicy.for_instance(inst))
         gold = pool[demo_id].gold
 
         def view(calls: list[ToolCall]) -> list[object]:
