@@ -7,7 +7,8 @@ One request per instance, built as upstream's ``action_generator/rag_generator.p
   {answer}"); the query is the raw goal.  The top ``k_api`` APIs (upstream's in-memory BM25
   returns ``top_k`` documents whatever their score; so does this agent: tools sharing no word
   with the goal fill the remaining places in pool order) and the top ``k_demos`` (3)
-  demonstrations;
+  demonstrations.  The APIs are shown in the pool's order rather than by score, so that the
+  instances of one environment share the prompt's prefix (:meth:`ActionAgent.top_apis`);
 * **prompt** — the skeleton ``"{api_docs}\\n{examples}\\nTask: {query}\\nAction:\\n"`` as the
   user message, with ``api_docs`` = ``"I have the following set of API:\\n\\n"`` + each document
   followed by ``"\\n"`` + one rule of 13 dashes, and ``examples`` built the same way from
@@ -190,7 +191,11 @@ class ActionAgent(SingleTurnAgent):
 
     # -- retrieval ----------------------------------------------------------------------------
     def top_apis(self, instance: Instance) -> list[Tool]:
-        """The ``k_api`` tools BM25 ranks best for the goal, padded in pool order."""
+        """The ``k_api`` tools BM25 ranks best for the goal (padded in pool order when fewer
+        share a word with it), shown in pool order: the instances of one tool set then share
+        the prompt's prefix, which the backend evaluates once (prompt evaluation is most of a
+        request's time on a CPU), and with ``k_api`` at least the pool every instance is shown
+        every tool anyway."""
         tools = list(instance.tools)
         if len(tools) <= 1:
             return tools
@@ -201,9 +206,10 @@ class ActionAgent(SingleTurnAgent):
             retriever.index(tools)
             self._apis[key] = retriever
         hits = [h.tool for h in retriever.retrieve(instance.query, self.k_api)]
-        chosen = {id(t) for t in hits}
-        rest = [t for t in retriever.tools if id(t) not in chosen]
-        return [*hits, *rest][: self.k_api]
+        top = {id(t) for t in hits}
+        rest = [t for t in retriever.tools if id(t) not in top]
+        chosen = {id(t) for t in [*hits, *rest][: self.k_api]}
+        return [t for t in retriever.tools if id(t) in chosen]
 
     def demo_index(self, env: str, seed: int, answers: _Answers) -> _DemoIndex:
         """The environment's train-split demonstrations (built once per env, seed and form)."""
