@@ -114,7 +114,7 @@ def action_prompt(api_docs: Sequence[str], demos: Sequence[str], query: str) -> 
     )
 
 
-def environment_of(instance: Instance) -> str | None:
+def source_environment(instance: Instance) -> str | None:
     """The environment an instance's ``source`` names (``env:<name>``), if any."""
     source = instance.source or ""
     return source[len(ENV_PREFIX) :] if source.startswith(ENV_PREFIX) else None
@@ -125,8 +125,10 @@ class _Answers:
 
     def __init__(self, template: Template, policy: CallPolicy | None) -> None:
         self.template, self.policy = template, policy
-        key = {"template": template.name, "policy": policy.model_dump() if policy else None}
-        self.key = json.dumps(key, sort_keys=True)
+        #: what tells two forms apart (a model's own chat template renders calls its own way)
+        self.key = json.dumps(
+            [template.name, policy.model_dump() if policy else None, self.render([_FORM_CALL], [])]
+        )
 
     def render(self, calls: Sequence[ToolCall], tools: Sequence[Tool]) -> str | None:
         """The answer text, or ``None`` when this form cannot write the calls in one turn."""
@@ -227,7 +229,7 @@ class ActionAgent(SingleTurnAgent):
     def demonstrations(
         self, instance: Instance, answers: _Answers, seed: int
     ) -> list[tuple[Instance, str]]:
-        env = environment_of(instance)
+        env = source_environment(instance)
         if env is None or self.k_demos == 0:
             return []
         return self.demo_index(env, seed, answers).top(instance.query, self.k_demos)
