@@ -299,3 +299,38 @@ def test_run_json_and_report_label_the_run(shared_data: Path, tmp_path: Path) ->
     assert r.exit_code == 0, r.stderr
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert "reads the answer key" in html and "answers every request with the gold calls" in html
+
+
+def test_every_registered_agent_is_checked_the_action_generator_included() -> None:
+    checked = {agent for agent, _tpl, _c in combos()}
+    assert checked == set(agent_names()) - set(EXCLUDED_AGENTS)
+    assert "action" in checked
+
+
+def test_no_demonstration_is_a_test_instance_or_shares_a_test_goal() -> None:
+    """The action generator's demonstrations come from the environment's train split only: none
+    is a test-split instance, none has a test goal, and none calls a test API combination."""
+    from toollab.envs.base import env_names
+    from toollab.envs.splits import api_combo, is_test_combo
+
+    agent = get_agent("action")
+    template = get_template("json")
+    n_shown = 0
+    for env in env_names():
+        test = generate(env, "test", 12, 0)
+        test_ids = {i.id for i in test}
+        test_goals = {i.query.strip() for i in test}
+        pool = {i.id: i for i in generate(env, "train", 100, 0, (1.0, 0.0, 0.0))}
+        for constrained in (False, True):
+            for inst in test:
+                ask = agent.ask(inst, template, AgentOptions(constrained=constrained))
+                shown = ask.metadata["demonstrations"]
+                assert isinstance(shown, list), (env, inst.id)
+                n_shown += len(shown)
+                for demo_id in shown:
+                    assert demo_id not in test_ids and str(demo_id) in pool, (env, demo_id)
+                    demo = pool[str(demo_id)]
+                    assert demo.split == "train" and demo.query.strip() not in test_goals
+                    assert not is_test_combo(env, api_combo(demo.gold), 0), demo_id
+                    assert demo.query in str(ask.messages[-1]["content"])
+    assert n_shown > 0

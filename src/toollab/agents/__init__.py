@@ -1,10 +1,12 @@
 """Agents: drive a model through a template over one instance (see :mod:`toollab.agents.base`).
 
-Built-in: ``single`` (prompt → model → parse, the default), ``react`` (ToolEyes-style
+Built-in: ``single`` (prompt → model → parse, the default), ``action`` (SambaNova ToolBench's
+action generator: retrieved API documents and train-split demonstrations), ``react`` (ToolEyes-style
 Thought / Action / Observation loop with tool execution) and ``deer`` (DEER's two-round,
 teacher-forced inference).
 """
 
+from toollab.agents.action import ActionAgent
 from toollab.agents.base import (
     Agent,
     AgentOptions,
@@ -18,6 +20,7 @@ from toollab.agents.react import ReactAgent
 from toollab.agents.single import SingleTurnAgent
 
 __all__ = [
+    "ActionAgent",
     "Agent",
     "AgentOptions",
     "DeerAgent",

@@ -14,6 +14,7 @@ same calls.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 
 from toollab.agents.base import (
     AgentOptions,
@@ -28,9 +29,20 @@ from toollab.agents.base import (
 )
 from toollab.models.base import ChatRequest, GenerateOptions, Model, ModelOutput
 from toollab.parsing import ParseResult
-from toollab.schema import Instance
+from toollab.schema import Instance, Tool
 from toollab.schema.record import ExecutionRecord, Prediction
 from toollab.templates.base import Template
+
+
+@dataclass
+class Ask:
+    """What one request asks: the messages, the tools offered (and constrained to), the
+    decoding options, and what to record about them in the prediction's metadata."""
+
+    messages: list[dict[str, object]]
+    tools: list[Tool]
+    options: GenerateOptions
+    metadata: dict[str, object] = field(default_factory=dict)
 
 
 @register_agent("single")
@@ -41,20 +53,24 @@ class SingleTurnAgent:
     stepwise = False
     reads_answer_key: str | None = None
 
+    def ask(self, instance: Instance, template: Template, options: AgentOptions) -> Ask:
+        """The template's messages for the instance, its tools, and the run's decoding options
+        with the template's stop strings (an agent with its own prompt overrides this)."""
+        gen = options.generate.model_copy(deep=True)
+        if template.stop:
+            gen.stop = list(dict.fromkeys([*gen.stop, *template.stop]))
+        return Ask(template.messages(instance), list(instance.tools), gen)
+
     async def run(
         self, instance: Instance, model: Model, template: Template, options: AgentOptions
     ) -> Prediction:
         t0 = time.perf_counter()
-        messages = template.messages(instance)
-        gen = options.generate.model_copy(deep=True)
-        if template.stop:
-            gen.stop = list(dict.fromkeys([*gen.stop, *template.stop]))
-        if options.constrained and instance.tools:  # no tools: a no-call is the only answer
-            pred = await self._constrained(instance, model, template, messages, gen, t0)
+        ask = self.ask(instance, template, options)
+        messages, gen = ask.messages, ask.options
+        if options.constrained and ask.tools:  # no tools: a no-call is the only answer
+            pred = await self._constrained(instance, model, template, ask, t0)
             return _execute(pred, instance, options)
-        req = ChatRequest(
-            messages=messages, tools=list(instance.tools), options=gen, tag=instance.id
-        )
+        req = ChatRequest(messages=messages, tools=ask.tools, options=gen, tag=instance.id)
         out = await model.safe_request(req)
         if out.error:
             return _failure(instance, messages, [out], out.error, t0)
@@ -62,6 +78,7 @@ class SingleTurnAgent:
         metadata: dict[str, object] = {
             "finish_reason": out.finish_reason,
             "parser": template.parser,
+            **ask.metadata,
         }
         if out.tool_calls:
             metadata["native_tool_calls"] = True
@@ -81,17 +98,16 @@ class SingleTurnAgent:
         instance: Instance,
         model: Model,
         template: Template,
-        messages: list[dict[str, object]],
-        gen: GenerateOptions,
+        ask: Ask,
         t0: float,
     ) -> Prediction:
         from toollab.models.policy import CallPolicy, run_policy
 
+        messages = ask.messages
         policy = CallPolicy.for_instance(instance)
-        gen = gen.model_copy(update={"stop": []})  # the schema ends the answer, not stop strings
-        outcome = await run_policy(
-            model, messages, list(instance.tools), policy, gen, tag=instance.id
-        )
+        # the schema ends the answer, not stop strings
+        gen = ask.options.model_copy(update={"stop": []})
+        outcome = await run_policy(model, messages, ask.tools, policy, gen, tag=instance.id)
         errors = [o.error for o in outcome.outputs if o.error]
         if errors:
             return _failure(instance, messages, outcome.outputs, errors[-1], t0)
@@ -113,6 +129,7 @@ class SingleTurnAgent:
                 "constrained_raw": outcome.raw,
                 "policy": policy.model_dump(mode="json"),
                 "finish_reason": outcome.outputs[-1].finish_reason if outcome.outputs else None,
+                **ask.metadata,
             },
         )
 

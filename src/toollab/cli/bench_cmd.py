@@ -160,7 +160,9 @@ def bench_cmd(
         "repeatable or comma-separated: the models run one after another and are compared "
         "side by side. Default: the bundled model and its tool-tuned version.",
     ),
-    agent: str = typer.Option(None, "--agent", "-a", help="Agent (default: single)."),
+    agent: str = typer.Option(
+        None, "--agent", "-a", help="Agent (default: single; action: SambaNova's action generator)."
+    ),
     template: str = typer.Option(None, "--template", "-t", help="Prompt template (default: json)."),
     envs: list[str] = typer.Option(
         [],

@@ -132,7 +132,8 @@ def eval_cmd(
         None,
         "--agent",
         "-a",
-        help="Agent: single (default), react (ToolEyes loop; default for tooleyes), "
+        help="Agent: single (default), action (SambaNova's action generator: retrieved API "
+        "docs and train-split demonstrations), react (ToolEyes loop; default for tooleyes), "
         "deer (two rounds; default for deer).",
     ),
     template: str | None = typer.Option(

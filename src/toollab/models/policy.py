@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -44,7 +45,8 @@ from toollab.models.constrain import (
     stop_at_repetition,
 )
 from toollab.parsing import ParseResult, parse
-from toollab.schema import Decision, Instance, Tool
+from toollab.schema import Decision, Instance, Tool, ToolCall
+from toollab.schema.call import _refs_to_json
 
 _NO_CALL_RE = re.compile(r'\{\s*"decision"\s*:\s*"no_call"')
 _CALL_RE = re.compile(r'\{\s*"decision"\s*:\s*"call"')
@@ -198,6 +200,51 @@ def constrained_options(
     """
     compiled = plan if isinstance(plan, ConstraintPlan) else ConstraintPlan(tools, plan)
     return compiled.options(base)
+
+
+# -- writing a constrained answer ------------------------------------------------------------
+def grammar_order(call: ToolCall, tool: Tool | None) -> dict[str, Any]:
+    """The call's arguments in the order the decoding grammar writes them: the tool's required
+    parameters, then its optional ones, each in schema order; unknown names last (the schema
+    rejects them).  References are ``{"$ref": label}``."""
+    args: dict[str, Any] = _refs_to_json(call.arguments)
+    if tool is None:
+        return args
+    props = list(tool.properties)
+    required = set(tool.required)
+    order = [p for p in props if p in required] + [p for p in props if p not in required]
+    out = {k: args[k] for k in order if k in args}
+    out.update({k: v for k, v in args.items() if k not in out})
+    return out
+
+
+def constrained_answer(calls: Sequence[ToolCall], tools: Sequence[Tool], policy: CallPolicy) -> Any:
+    """The JSON value constrained decoding under ``policy`` writes for ``calls`` (one or more):
+    a call object, an array, or the decision object around them, arguments in grammar order
+    (:func:`grammar_order`).  A :class:`UsageError` when the policy cannot hold them (a
+    two-stage decision is two requests; more calls than ``max_calls``)."""
+    if not calls:
+        raise UsageError("a constrained answer with calls needs at least one call")
+    if policy.decision == "two_stage" and policy.allow_no_call:
+        raise UsageError("two-stage decisions are two requests, not one answer")
+    if policy.max_calls is not None and len(calls) > policy.max_calls:
+        raise UsageError(f"{len(calls)} calls; the policy admits at most {policy.max_calls}")
+    by_name = {t.name: t for t in tools}
+    objs = [{"name": c.name, "arguments": grammar_order(c, by_name.get(c.name))} for c in calls]
+    inline = policy.allow_no_call and policy.decision == "inline"
+    if policy.max_calls == 1:
+        body: dict[str, Any] = {"call": objs[0]}
+        if not inline:
+            return objs[0]
+    elif policy.declare_count:
+        body = {"count": len(objs), "calls": objs}
+        if not inline:
+            return body
+    else:
+        if not inline:
+            return objs
+        body = {"calls": objs}
+    return {DECISION_KEY: CALL, **body}
 
 
 # -- reading constrained output back ----------------------------------------------------------

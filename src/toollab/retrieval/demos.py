@@ -12,22 +12,35 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from toollab.errors import InputError
+from toollab.errors import InputError, UsageError
 from toollab.retrieval.base import check_k, get_retriever
 from toollab.schema import Instance, Tool
 
 
 class DemoRetriever:
+    """Solved examples indexed by their query, or by ``texts`` (one per example: SambaNova's
+    action generator indexes each demonstration's whole document, goal and answer)."""
+
     def __init__(
-        self, examples: Sequence[Instance], method: Literal["bm25", "dense"] = "bm25"
+        self,
+        examples: Sequence[Instance],
+        method: Literal["bm25", "dense"] = "bm25",
+        texts: Sequence[str] | None = None,
     ) -> None:
-        self.examples = [e for e in examples if e.gold]
+        if texts is not None and len(texts) != len(examples):
+            raise UsageError(
+                f"texts must give one text per example: {len(texts)} texts, "
+                f"{len(examples)} examples"
+            )
+        docs_of = list(texts) if texts is not None else [e.query for e in examples]
+        kept = [(e, d) for e, d in zip(examples, docs_of, strict=True) if e.gold]
+        self.examples = [e for e, _ in kept]
         if not self.examples:
             raise InputError(
                 "the demonstration pool is empty: it needs solved examples (with gold calls)"
             )
-        # index the example queries as pseudo-tools so the tool retrievers serve demos too
-        docs = [Tool(name=f"demo-{i}", description=e.query) for i, e in enumerate(self.examples)]
+        # index the example texts as pseudo-tools so the tool retrievers serve demos too
+        docs = [Tool(name=f"demo-{i}", description=d) for i, (_, d) in enumerate(kept)]
         self._retriever = get_retriever(method)
         self._retriever.index(docs)
 

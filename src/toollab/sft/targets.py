@@ -22,12 +22,12 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from toollab.models.constrain import CALL, DECISION_KEY, NO_CALL, build_schema
-from toollab.models.policy import CallPolicy, parse_constrained
+from toollab.models.constrain import DECISION_KEY, NO_CALL, build_schema
+from toollab.models.policy import CallPolicy, constrained_answer, parse_constrained
 from toollab.parsing import ParseResult, ParseStatus
 from toollab.schema import Instance, Ref, Tool, ToolCall
 from toollab.templates.base import Template
-from toollab.templates.render import DEFAULT_NO_CALL_ANSWER, json_arguments
+from toollab.templates.render import DEFAULT_NO_CALL_ANSWER
 
 TargetFormat = Literal["constrained", "template"]
 TARGET_FORMATS: tuple[str, ...] = ("constrained", "template")
@@ -76,24 +76,8 @@ def same_calls(got: Sequence[ToolCall], gold: Sequence[ToolCall]) -> bool:
 
 
 # -- the constrained format ---------------------------------------------------------------------
-def grammar_order(call: ToolCall, tool: Tool | None) -> dict[str, Any]:
-    """The call's arguments in the order the decoding grammar writes them: the tool's required
-    parameters, then its optional ones, each in schema order; unknown names last (the schema
-    rejects them)."""
-    args = json_arguments(call.arguments)
-    if tool is None:
-        return args
-    props = list(tool.properties)
-    required = set(tool.required)
-    order = [p for p in props if p in required] + [p for p in props if p not in required]
-    out = {k: args[k] for k in order if k in args}
-    out.update({k: v for k, v in args.items() if k not in out})
-    return out
-
-
 def constrained_value(instance: Instance, tools: Sequence[Tool], policy: CallPolicy) -> Any:
     """The JSON value constrained decoding should produce for the instance's gold answer."""
-    by_name = {t.name: t for t in tools}
     gold = list(instance.gold)
     if policy.decision == "two_stage" and policy.allow_no_call:
         raise Rejected("policy", "two-stage decisions are two requests, not one target")
@@ -109,26 +93,12 @@ def constrained_value(instance: Instance, tools: Sequence[Tool], policy: CallPol
         if policy.answer_field:
             value["answer"] = _no_call_answer(instance)
         return value
-    calls = [{"name": c.name, "arguments": grammar_order(c, by_name.get(c.name))} for c in gold]
-    if policy.max_calls is not None and len(calls) > policy.max_calls:
+    if policy.max_calls is not None and len(gold) > policy.max_calls:
         raise Rejected(
             "too many calls",
-            f"{len(calls)} gold calls; the policy admits at most {policy.max_calls}",
+            f"{len(gold)} gold calls; the policy admits at most {policy.max_calls}",
         )
-    inline = policy.allow_no_call and policy.decision == "inline"
-    if policy.max_calls == 1:
-        body: dict[str, Any] = {"call": calls[0]}
-        if not inline:
-            return calls[0]
-    elif policy.declare_count:
-        body = {"count": len(calls), "calls": calls}
-        if not inline:
-            return body
-    else:
-        if not inline:
-            return calls
-        body = {"calls": calls}
-    return {DECISION_KEY: CALL, **body}
+    return constrained_answer(gold, tools, policy)
 
 
 def _no_call_answer(instance: Instance) -> str:
