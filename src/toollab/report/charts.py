@@ -54,6 +54,7 @@ def grouped_bars(
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     groups = list(groups)[:MAX_GROUPS]
     n_series = len(series)
@@ -95,6 +96,7 @@ def grouped_bars(
                 (v for _, vals in series for v in vals if isinstance(v, int | float)), default=1
             )
             ax.set_xlim(0, max(1.0, float(top)) * 1.15)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.spines[["top", "right"]].set_visible(False)
         ax.grid(axis="x", color="#dddddd", linewidth=0.6)
         ax.set_axisbelow(True)

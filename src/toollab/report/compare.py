@@ -31,7 +31,9 @@ from toollab.report.runs import (
 )
 
 #: the label of the mean row (the same mean ``toollab bench`` prints under its table)
-MEAN_ROW = "mean (unweighted over the rows, as toollab bench prints it)"
+MEAN_ROW = "mean"
+#: what the mean row is
+MEAN_NOTE = "mean: the unweighted mean over the rows where the figure is defined, as toollab bench prints it"
 
 
 @dataclass

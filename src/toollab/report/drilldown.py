@@ -33,6 +33,7 @@ dl.sample dd { margin:0; min-width:0; }
 pre.text { margin:0; white-space:pre-wrap; overflow-wrap:anywhere; background:#f6f8fa;
            padding:4px 6px; font-size:12.5px; max-height:320px; overflow:auto; }
 ol.calls { margin:0; padding-left:20px; }
+dl.sample code, details.sample summary code { font-size:12.5px; overflow-wrap:anywhere; }
 .crash { color:#B2182B; }
 """
 

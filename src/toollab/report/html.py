@@ -15,7 +15,7 @@ import html
 from typing import Any
 
 from toollab.report import charts, drilldown
-from toollab.report.compare import Comparison, Table, comparisons
+from toollab.report.compare import MEAN_NOTE, Comparison, Table, comparisons
 from toollab.report.failures import (
     ErrorRow,
     RunFailures,
@@ -286,6 +286,8 @@ def _cmp_table(t: Table) -> str:
         )
         rows.append(f"<tr{cls}><th>{_e(row)}</th>{cells}{dcells}</tr>")
     what = f"<p class='note'>{_e(t.definition)}.</p>" if t.definition else ""
+    if t.mean_row is not None:
+        what += f"<p class='note'>{_e(MEAN_NOTE)}.</p>"
     delta_note = (
         f"<p class='note'>Δ: {_e(deltas[0])} minus {_e(t.models[0])}, in percentage points.</p>"
         if len(deltas) == 1
@@ -314,11 +316,20 @@ def _comparison(c: Comparison, i: int) -> str:
         if folded
         else ""
     )
-    return (
-        f"<h3>{_e(c.scorer)}</h3>{_cmp_table(first)}{_chart(svg)}"
-        + "".join(_cmp_table(t) for t in shown)
-        + more
+    charted = "".join(
+        _cmp_table(t)
+        + _chart(
+            charts.grouped_bars(
+                t.chart_rows(),
+                t.series(),
+                xlabel=t.title,
+                salt=f"cmp{i}-{k}",
+                fraction=all(p is not False for p in t.percent),
+            )
+        )
+        for k, t in enumerate(shown)
     )
+    return f"<h3>{_e(c.scorer)} scorer</h3>{_cmp_table(first)}{_chart(svg)}{charted}{more}"
 
 
 def _single_model_chart(runs: list[RunView], skip: set[str]) -> str:
