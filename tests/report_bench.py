@@ -59,8 +59,20 @@ def make_bench(root: Path) -> tuple[Path, str]:
     out = root / "bench"
     r = CliRunner().invoke(
         app,
-        ["bench", "-m", "oracle", "-m", model, "-e", ",".join(ENVS), "-n", str(LIMIT)]
-        + ["--out", str(out), "--json"],
+        [
+            "bench",
+            "-m",
+            "oracle",
+            "-m",
+            model,
+            "-e",
+            ",".join(ENVS),
+            "-n",
+            str(LIMIT),
+            "--out",
+            str(out),
+            "--json",
+        ],
     )
     assert r.exit_code == 0, r.stderr
     return out, model
