@@ -372,8 +372,17 @@ def _error_classes(items: list[RunFailures]) -> str:
         f"<li><b>{_e(rf.run.label)}</b>: {_e(rf.problem)}</li>" for rf in items if rf.problem
     )
     problems = f"<ul class='note'>{problems}</ul>" if problems else ""
+    crashes = crash_rows(cols)
+    crash_table = (
+        "<h3>Crashed programs by reason</h3><p class='note'>Every sample whose program the "
+        "environment refused, by the environment's reason code, whatever its class above (a "
+        "wrong argument is often what makes a program crash).</p>"
+        + _rows_table("reason", models, crashes)
+        if crashes
+        else ""
+    )
     if not any(t[1] for t in totals):
-        return "<p class='note'>No sample could be classified.</p>" + problems
+        return "<p class='note'>No sample could be classified.</p>" + problems + crash_table
     head = "".join(f"<th class='model'>{_e(m)}</th>" for m in models)
     body = [
         "<tr><th>failed samples</th>"
@@ -402,15 +411,6 @@ def _error_classes(items: list[RunFailures]) -> str:
         )
         if rows
         else None
-    )
-    crashes = crash_rows(cols)
-    crash_table = (
-        "<h3>Crashed programs by reason</h3><p class='note'>Every sample whose program the "
-        "environment refused, by the environment's reason code, whatever its class above (a "
-        "wrong argument is often what makes a program crash).</p>"
-        + _rows_table("reason", models, crashes)
-        if crashes
-        else ""
     )
     per_run = "".join(
         f"<tr><th>{_e(rf.run.label)}</th><td class='num'>{len(rf.failures)} of {rf.classified}</td>"
