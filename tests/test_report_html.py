@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from toollab.cli.main import app
 from toollab.eval.runner import EvalConfig, run_eval
 from toollab.models.fake import FakeModel
-from toollab.report import fmt_value, write_report
+from toollab.report import fmt_figure, write_report
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -56,11 +56,17 @@ def runs(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> list[Pa
 
 
 def _expected_texts(run: Path) -> list[str]:
-    """Every headline figure of results.json, formatted the way reports format figures."""
+    """Every headline figure of results.json, formatted the way reports format figures (a
+    fraction as a percentage, as the terminal prints it)."""
     results = json.loads((run / "results.json").read_text())
     ci = results.get("ci95") or {}
+    defs = results.get("definitions") or {}
     return [
-        fmt_value(value, ci.get(scorer, {}).get(name))
+        fmt_figure(
+            value,
+            ci.get(scorer, {}).get(name),
+            (defs.get(scorer, {}).get(name) or {}).get("percent"),
+        )
         for scorer, figures in results["metrics"].items()
         for name, value in figures.items()
     ]
@@ -122,7 +128,16 @@ def test_report_renders_in_chromium_with_the_numbers(runs: list[Path], tmp_path:
         assert run.name in text
     assert "±" in text  # the repeated run shows its confidence intervals
     assert n_charts >= 3 and width > 200
-    for heading in ("Summary", "Runs", "Counts and timing", "Per category", "Error types"):
+    for heading in (
+        "Models compared",
+        "Summary",
+        "Errors",
+        "Failed samples",
+        "Runs",
+        "Counts and timing",
+        "Per category",
+        "Error types reported by the scorers",
+    ):
         assert heading in text
 
 
@@ -199,3 +214,47 @@ def test_a_13_environment_bench_report_fits_a_1280_px_page(tmp_path: Path) -> No
     assert max(widths) <= 1280, widths
     # the summary table: one row per environment, the figures as columns under their labels
     assert heads[1:] == [f.label for f in FIGURES]
+
+
+def test_the_two_model_bench_report_in_chromium(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The default bench's question, read as a user: which model is which (columns named by
+    the model strings), what failed (a non-empty error table) and, opened in place, what a
+    failing sample's model wrote; nothing wider than a 1280 px page, even opened."""
+    _require_chromium()
+    from playwright.sync_api import sync_playwright
+    from report_bench import UNPARSABLE, make_bench
+
+    out, replay = make_bench(tmp_path_factory.mktemp("two"))
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto((out / "report.html").as_uri())
+            page.wait_for_load_state("load")
+            heads = page.evaluate(
+                "[...document.querySelector('table.cmp tr').querySelectorAll('th')]"
+                ".map(th => th.innerText)"
+            )
+            errors = page.evaluate(
+                "[...document.querySelector('table.errors').querySelectorAll('tr')]"
+                ".slice(1).map(tr => [...tr.children].map(c => c.innerText))"
+            )
+            hidden = page.locator(f"text={UNPARSABLE}").first.is_visible()
+            run = page.locator("details.run", has_text=f"weather · {replay}")
+            run.locator("summary").first.click()
+            sample = run.locator("details.sample", has_text="unparsable output")
+            sample.locator("summary").click()
+            shown = sample.inner_text()
+            page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+            width = page.evaluate(
+                "Math.max(document.documentElement.scrollWidth, "
+                "...[...document.querySelectorAll('table, pre, .chart')]"
+                ".map(e => e.getBoundingClientRect().right))"
+            )
+        finally:
+            browser.close()
+    assert heads == ["environment", "oracle", replay, "Δ"]
+    assert errors[0][:3] == ["failed samples", "0 of 8", "5 of 8"] and len(errors) == 6
+    assert not hidden  # the drill-down is folded until opened
+    assert UNPARSABLE in shown and "raw output" in shown and "why it failed" in shown
+    assert width <= 1280, width

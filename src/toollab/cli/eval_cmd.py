@@ -310,20 +310,29 @@ def report_cmd(
         Path("report.html"), "--out", help="HTML file to write; report.md goes beside it."
     ),
     title: str = typer.Option("toollab evaluation report", "--title", help="Page title."),
+    inspect_dir: Path | None = typer.Option(
+        None,
+        "--inspect",
+        help="Also write each run as an inspect_ai log into this folder, for `inspect view` "
+        "(needs pip install 'toollab[inspect]').",
+    ),
     json_out: bool = JsonOpt,
 ) -> None:
-    """Write a self-contained HTML report (summary table, per-category bars, error types, runs
-    side by side) and a markdown summary next to it."""
-    from toollab.report import write_report
+    """Write a self-contained HTML report (models side by side with their difference, error
+    classes, every failed sample opened in place, per-category bars, runs side by side) and a
+    markdown summary next to it."""
+    from toollab.report import export_inspect, write_report
 
     if out.suffix.lower() == ".md":
         raise UsageError("--out names the HTML file (the markdown summary is written beside it)")
     html_path, md_path, views = write_report(list(runs), out, title)
+    logs = export_inspect(views, inspect_dir) if inspect_dir is not None else []
     if json_out:
         emit_json(
             {
                 "html": str(html_path),
                 "markdown": str(md_path),
+                "inspect_logs": [str(p) for p in logs],
                 "runs": [
                     {"label": v.label, "path": str(v.path), "metrics": v.metrics} for v in views
                 ],
@@ -331,3 +340,5 @@ def report_cmd(
         )
         return
     console.print(f"report: {html_path}\nsummary: {md_path}", highlight=False)
+    for p in logs:
+        console.print(f"inspect log: {p}", highlight=False)

@@ -1,7 +1,9 @@
 """Reports over run directories: a self-contained HTML page and a markdown summary.
 
 ``write_report(["runs/a", "runs/b"], "report.html")`` writes ``report.html`` and ``report.md``
-beside it, comparing the runs side by side.
+beside it: the models side by side (environments or categories as rows, models as columns, the
+difference), the per-sample error classes, and every failed sample opened in place.
+``export_inspect(runs, DIR)`` writes the runs as inspect_ai logs (the ``[inspect]`` extra).
 """
 
 from __future__ import annotations
@@ -10,8 +12,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from toollab.report.html import render_html
+from toollab.report.inspect_log import export_inspect
+from toollab.report.logs import read_instances, read_task_log
 from toollab.report.markdown import render_markdown
-from toollab.report.runs import RunView, fmt_value, load_run, load_runs
+from toollab.report.runs import RunView, fmt_figure, fmt_value, load_run, load_runs
 
 
 def write_report(
@@ -29,9 +33,13 @@ def write_report(
 
 __all__ = [
     "RunView",
+    "export_inspect",
+    "fmt_figure",
     "fmt_value",
     "load_run",
     "load_runs",
+    "read_instances",
+    "read_task_log",
     "render_html",
     "render_markdown",
     "write_bench_report",

@@ -45,13 +45,16 @@ def grouped_bars(
     salt: str,
     fraction: bool = True,
 ) -> str | None:
-    """Horizontal bars: one row per group, one bar per series (run).  ``None`` without data."""
+    """Horizontal bars: one row per group, one bar per series (run or model).  ``fraction``:
+    the values are fractions, drawn and labelled as percentages (one decimal, as every table
+    writes them); else counts.  ``None`` without data."""
     if not available() or not groups or not series:
         return None
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     groups = list(groups)[:MAX_GROUPS]
     n_series = len(series)
@@ -63,13 +66,17 @@ def grouped_bars(
         bar_h = 0.8 / n_series
         for s, (label, values) in enumerate(series):
             ys = [g - 0.4 + bar_h * (s + 0.5) for g in range(len(groups))]
-            vals = [v if isinstance(v, int | float) else 0.0 for v in list(values)[: len(groups)]]
+            scale = 100.0 if fraction else 1.0
+            vals = [
+                scale * v if isinstance(v, int | float) else 0.0
+                for v in list(values)[: len(groups)]
+            ]
             bars = ax.barh(
                 ys, vals, height=bar_h * 0.92, color=PALETTE[s % len(PALETTE)], label=label
             )
             for bar, v in zip(bars, list(values)[: len(groups)], strict=False):
                 if isinstance(v, int | float):
-                    text = f"{v:.3f}" if fraction else f"{int(v)}"
+                    text = f"{100 * v:.1f}" if fraction else f"{int(v)}"
                     ax.text(
                         bar.get_width(),
                         bar.get_y() + bar.get_height() / 2,
@@ -83,12 +90,13 @@ def grouped_bars(
         ax.invert_yaxis()
         ax.set_xlabel(xlabel)
         if fraction:
-            ax.set_xlim(0, 1.12)
+            ax.set_xlim(0, 112)
         else:
             top = max(
                 (v for _, vals in series for v in vals if isinstance(v, int | float)), default=1
             )
             ax.set_xlim(0, max(1.0, float(top)) * 1.15)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.spines[["top", "right"]].set_visible(False)
         ax.grid(axis="x", color="#dddddd", linewidth=0.6)
         ax.set_axisbelow(True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from toollab.report.compare import Table, comparisons
+from toollab.report.failures import by_model, crash_rows, error_rows, run_failures, summary_counts
 from toollab.report.runs import (
     COUNT_FIELDS,
     RUN_FIELDS,
@@ -9,6 +11,7 @@ from toollab.report.runs import (
     breakdown_table,
     error_table,
     figure_label,
+    fmt_figure,
     fmt_seconds,
     fmt_value,
     runs_with,
@@ -30,22 +33,66 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return out
 
 
+def _cmp_lines(t: Table) -> list[str]:
+    deltas = [f"Δ {m}" for m in t.models[1:]]
+    rows = [
+        [
+            row,
+            *(t.text(i, j) for j in range(len(t.models))),
+            *(t.delta(i, j) for j in range(1, len(t.models))),
+        ]
+        for i, row in enumerate(t.rows)
+    ]
+    return ["", f"### {t.title}", "", *_table([t.corner, *t.models, *deltas], rows)]
+
+
+def _errors_lines(runs: list[RunView]) -> list[str]:
+    models, cols = by_model([run_failures(r) for r in runs])
+    totals = [summary_counts(col) for col in cols]
+    out: list[str] = []
+    if any(n for _f, n in totals):
+        rows = [["failed samples", *(f"{f} of {n}" for f, n in totals), ""]]
+        rows += [[r.label, *map(str, r.counts), r.example] for r in error_rows(cols)]
+        out += ["", "## Errors (per-sample classes)", ""]
+        out += _table(["error class", *models, "example"], rows)
+    crashes = [[r.label, *map(str, r.counts), r.example] for r in crash_rows(cols)]
+    if crashes:
+        out += ["", "### Crashed programs by reason", ""]
+        out += _table(["reason", *models, "example"], crashes)
+    return out
+
+
 def render_markdown(runs: list[RunView], title: str = "toollab evaluation report") -> str:
     labels = [r.label for r in runs]
     lines = [f"# {title}", ""]
+    cmps = comparisons(runs)
+    for c in cmps:
+        lines += ["", f"## Models compared: {c.scorer}"]
+        for t in c.tables:
+            lines += _cmp_lines(t)
+    if cmps:
+        lines += ["", "Δ: each model minus the first, in percentage points.", ""]
+    done = {c.scorer for c in cmps}
 
     lines += ["## Summary", ""]
     rows = []
     for scorer, names in scorer_metrics(runs):
+        if scorer in done:
+            continue
         for name in names:
             label = figure_label(runs, scorer, name)
             rows.append([f"{scorer} · {label}", *(r.metric(scorer, name) for r in runs)])
-    lines += _table(["figure", *labels], rows) if rows else ["No scorer applied to these runs."]
+    lines += (
+        _table(["figure", *labels], rows)
+        if rows
+        else ["Every scorer's figures are compared above."]
+    )
     if any(r.ci95 for r in runs):
         lines += [
             "",
             "Means over repeats ± half-width of the 95 % confidence interval (Student's t).",
         ]
+    lines += _errors_lines(runs)
 
     lines += ["", "## Runs", ""]
     rows = [[label, *(fmt_value(r.config.get(key)) for r in runs)] for key, label in RUN_FIELDS]
@@ -67,7 +114,7 @@ def render_markdown(runs: list[RunView], title: str = "toollab evaluation report
             lines += _table(
                 ["category", *scored_labels],
                 [
-                    [g, *(fmt_value(v) for v in vals)]
+                    [g, *(fmt_figure(v, None, scored[0].percent(scorer, figure)) for v in vals)]
                     for g, vals in zip(groups, values, strict=True)
                 ],
             )
@@ -83,12 +130,10 @@ def render_markdown(runs: list[RunView], title: str = "toollab evaluation report
                     "",
                     f"({len(kinds) - MAX_ERROR_ROWS} more error types in the HTML report)",
                 ]
-    notes = [
-        f"- {r.label} · warning: {w}" for r in runs for w in r.results.get("warnings") or []
-    ] + [
+    notes = [f"- {r.label} · warning: {w}" for r in runs for w in r.warnings] + [
         f"- {r.label} · {scorer}: {note}"
         for r in runs
-        for scorer, items in (r.results.get("notes") or {}).items()
+        for scorer, items in r.notes.items()
         for note in items
     ]
     if notes:

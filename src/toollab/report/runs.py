@@ -7,13 +7,15 @@ Every page, table and summary formats a figure with :func:`fmt_value`, so a numb
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from toollab.errors import InputError
-from toollab.eval.store import PREDICTIONS, RESULTS, RUN_JSON, read_json
+from toollab.eval.store import PREDICTIONS, RESULTS
+from toollab.eval.task import TaskLog
+from toollab.report.logs import RunInstances, read_instances, read_task_log
 
 #: the figure shown for a breakdown group when a scorer reports several (first present wins)
 HEADLINE_ORDER = (
@@ -44,6 +46,32 @@ def fmt_value(value: Any, ci: Any = None) -> str:
     return str(value)
 
 
+def fmt_figure(value: Any, ci: Any = None, percent: bool | None = None) -> str:
+    """A figure as the report writes it: a fraction as a percentage with one decimal, as the
+    terminal's tables print it (``0.4375`` -> ``43.8``; ``± ci`` in percentage points), a count
+    as an integer.  ``percent``: what the figure's definition says; ``None`` (a scorer that
+    declares none) takes a float in [0, 1] as a fraction."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    if isinstance(value, bool) or not isinstance(value, float):
+        return fmt_value(value)
+    if percent is False or (percent is None and not 0.0 <= value <= 1.0):
+        return fmt_value(value, ci)
+    text = f"{100 * value:.1f}"
+    if isinstance(ci, int | float) and not isinstance(ci, bool) and math.isfinite(ci):
+        text += f" ± {100 * ci:.1f}"
+    return text
+
+
+def fmt_delta(new: Any, base: Any) -> str:
+    """The difference of two fractions in percentage points (``+12.5``), ``n/a`` without both."""
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (new, base)):
+        return "n/a"
+    if any(math.isnan(float(v)) for v in (new, base)):
+        return "n/a"
+    return f"{100 * (float(new) - float(base)):+.1f}"
+
+
 def fmt_seconds(value: Any) -> str:
     if not isinstance(value, int | float) or isinstance(value, bool):
         return "n/a"
@@ -54,47 +82,85 @@ def fmt_seconds(value: Any) -> str:
 
 @dataclass
 class RunView:
-    """One run directory as a report sees it."""
+    """One run as a report sees it: its typed record (:class:`~toollab.eval.task.TaskLog`) and
+    the instances its samples answer."""
 
     path: Path
     label: str
-    config: dict[str, Any]
-    results: dict[str, Any]
-    extra: dict[str, Any] = field(default_factory=dict)
+    log: TaskLog
+    instances: RunInstances = field(default_factory=RunInstances)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The run's resolved specification (``run.json``)."""
+        return self.log.spec
+
+    @property
+    def model(self) -> str:
+        """The model string the run used (``bundled:smollm2-135m``)."""
+        return str(self.log.spec.get("model") or "unknown model")
+
+    @property
+    def task(self) -> str:
+        """What was evaluated: the dataset's (environment's) name, else the directory's."""
+        return str(self.log.spec.get("dataset_name") or self.path.name or self.path)
+
+    def _detail(self, key: str) -> Any:
+        value = self.log.details.get(key)
+        return value if value is not None else {}
 
     @property
     def metrics(self) -> dict[str, dict[str, Any]]:
-        out: dict[str, dict[str, Any]] = self.results.get("metrics") or {}
-        return out
+        return dict(self.log.results)
 
     @property
     def ci95(self) -> dict[str, dict[str, Any]]:
-        out: dict[str, dict[str, Any]] = self.results.get("ci95") or {}
+        out: dict[str, dict[str, Any]] = self._detail("ci95")
         return out
 
     @property
     def breakdown(self) -> dict[str, dict[str, dict[str, Any]]]:
-        out: dict[str, dict[str, dict[str, Any]]] = self.results.get("breakdown") or {}
+        out: dict[str, dict[str, dict[str, Any]]] = self._detail("breakdown")
         return out
 
     @property
     def errors(self) -> dict[str, dict[str, int]]:
-        out: dict[str, dict[str, int]] = self.results.get("errors") or {}
+        out: dict[str, dict[str, int]] = self._detail("errors")
         return out
 
     @property
     def counts(self) -> dict[str, Any]:
-        out: dict[str, Any] = self.results.get("counts") or {}
+        out: dict[str, Any] = self._detail("counts")
         return out
 
     @property
     def timing(self) -> dict[str, Any]:
-        out: dict[str, Any] = self.results.get("timing") or {}
+        out: dict[str, Any] = self._detail("timing")
         return out
 
+    @property
+    def warnings(self) -> list[str]:
+        return [str(w) for w in self.log.details.get("warnings") or []]
+
+    @property
+    def notes(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = self._detail("notes")
+        return out
+
+    def definition(self, scorer: str, name: str) -> dict[str, Any]:
+        """A figure's ``{label, definition, percent}`` (``{}`` when its scorer defines none)."""
+        d = self.log.definitions.get(scorer, {}).get(name)
+        return d if isinstance(d, dict) else {}
+
     def metric(self, scorer: str, name: str) -> str:
+        """A figure as every view of the report writes it (:func:`fmt_figure`)."""
         value = self.metrics.get(scorer, {}).get(name)
-        return fmt_value(value, self.ci95.get(scorer, {}).get(name))
+        return fmt_figure(value, self.ci95.get(scorer, {}).get(name), self.percent(scorer, name))
+
+    def percent(self, scorer: str, name: str) -> bool | None:
+        """Whether the figure is a fraction shown as a percentage (``None``: not declared)."""
+        flag = self.definition(scorer, name).get("percent")
+        return flag if isinstance(flag, bool) else None
 
 
 def load_run(path: str | Path) -> RunView:
@@ -104,8 +170,7 @@ def load_run(path: str | Path) -> RunView:
         p = p.parent
     if not p.is_dir():
         raise InputError("not a run directory (no such directory)", path=p)
-    results_path = p / RESULTS
-    if not results_path.is_file():
+    if not (p / RESULTS).is_file():
         hint = (
             f"the run has not finished: rerun the same `toollab eval` to complete it, or "
             f"`toollab score {p / PREDICTIONS}`"
@@ -113,33 +178,33 @@ def load_run(path: str | Path) -> RunView:
             else "it is not a toollab run directory"
         )
         raise InputError(f"no {RESULTS} here; {hint}", path=p)
-    results = read_json(results_path)
-    run = results.get("run")
-    config = (
-        read_json(p / RUN_JSON)
-        if (p / RUN_JSON).is_file()
-        else dict(run)
-        if isinstance(run, dict)
-        else {}
-    )
-    if not isinstance(results.get("metrics"), dict):
-        raise InputError(
-            "not a toollab results file: it has no 'metrics' object", path=results_path
-        )
-    return RunView(path=p, label=p.name or str(p), config=config, results=results)
+    log = read_task_log(p)
+    return RunView(path=p, label=p.name or str(p), log=log, instances=read_instances(log))
+
+
+def _relabel(
+    runs: list[RunView], label: Callable[[RunView], str], *, models_differ: bool = False
+) -> None:
+    """Relabel the runs whose labels are not unique (``models_differ``: only where the runs
+    sharing a label were run by different models)."""
+    groups: dict[str, list[RunView]] = {}
+    for run in runs:
+        groups.setdefault(run.label, []).append(run)
+    for group in groups.values():
+        if len(group) < 2 or (models_differ and len({r.model for r in group}) < 2):
+            continue
+        for run in group:
+            run.label = label(run)
 
 
 def load_runs(paths: Sequence[str | Path]) -> list[RunView]:
-    """Several runs; labels are made unique (directory name, then parent/name)."""
+    """Several runs; labels are made unique: the directory name, then ``name · model`` (the
+    same environment run by several models), then ``parent/name``, then numbered."""
     if not paths:
         raise InputError("give at least one run directory")
     runs = [load_run(p) for p in paths]
-    seen: dict[str, int] = {}
-    for run in runs:
-        seen[run.label] = seen.get(run.label, 0) + 1
-    for run in runs:
-        if seen[run.label] > 1:
-            run.label = f"{run.path.parent.name}/{run.path.name}"
+    _relabel(runs, lambda r: f"{r.label} · {r.model}", models_differ=True)
+    _relabel(runs, lambda r: f"{r.path.parent.name}/{r.label}")
     labels: dict[str, int] = {}
     for run in runs:  # still equal (same path twice): number them
         n = labels.get(run.label, 0)
@@ -147,6 +212,15 @@ def load_runs(paths: Sequence[str | Path]) -> list[RunView]:
         if n:
             run.label = f"{run.label} ({n + 1})"
     return runs
+
+
+def models_of(runs: Sequence[RunView]) -> list[str]:
+    """The models of the runs, in first-seen order."""
+    out: list[str] = []
+    for r in runs:
+        if r.model not in out:
+            out.append(r.model)
+    return out
 
 
 def scorer_metrics(runs: list[RunView]) -> list[tuple[str, list[str]]]:
@@ -171,7 +245,7 @@ def figure_definition(results: dict[str, Any], scorer: str, name: str) -> dict[s
 def figure_label(runs: Sequence[RunView], scorer: str, name: str) -> str:
     """The label every view prints for a figure: its scorer's label for it, else its key."""
     for r in runs:
-        label = figure_definition(r.results, scorer, name).get("label")
+        label = r.definition(scorer, name).get("label")
         if label:
             return str(label)
     return name
