@@ -16,9 +16,9 @@ from pathlib import Path
 
 from toollab.data import load_dataset
 from toollab.data.base import DataNote
-from toollab.errors import InputError, ToolLabError
-from toollab.eval.store import PREDICTIONS, RESULTS, RUN_JSON, read_json, read_predictions
-from toollab.eval.task import TaskLog, task_log_of
+from toollab.errors import ToolLabError
+from toollab.eval.log import TaskLog
+from toollab.eval.log import read_task_log as read_log
 from toollab.schema import Instance
 
 
@@ -32,17 +32,9 @@ class RunInstances:
 
 
 def read_task_log(run_dir: Path) -> TaskLog:
-    """The :class:`TaskLog` of a finished run directory (its figures exactly as ``results.json``
-    holds them; the specification from ``run.json`` where there is one)."""
-    results = read_json(run_dir / RESULTS)
-    if not isinstance(results.get("metrics"), dict):
-        raise InputError(
-            "not a toollab results file: it has no 'metrics' object", path=run_dir / RESULTS
-        )
-    if (run_dir / RUN_JSON).is_file():
-        results = {**results, "run": read_json(run_dir / RUN_JSON)}
-    preds = read_predictions(run_dir / PREDICTIONS) if (run_dir / PREDICTIONS).is_file() else []
-    return task_log_of(run_dir.name or str(run_dir), run_dir, results, preds)
+    """The :class:`TaskLog` of a finished run directory: the typed record
+    (:func:`toollab.eval.log.read_task_log`), named by the directory."""
+    return read_log(run_dir, run_dir.name or str(run_dir))
 
 
 def _candidates(run_dir: Path, data: str) -> list[Path]:
@@ -60,20 +52,20 @@ def _candidates(run_dir: Path, data: str) -> list[Path]:
 
 def read_instances(log: TaskLog) -> RunInstances:
     """The instances of the dataset ``log.spec`` names, checked against the run's fingerprint."""
-    data, fmt = log.spec.get("data"), log.spec.get("format")
+    data, fmt = log.spec.data, log.spec.format
     if not data or not fmt:
         return RunInstances(problem="the run names no dataset")
     path = next((p for p in _candidates(Path(log.run_dir), str(data)) if p.exists()), None)
     if path is None:
         return RunInstances(problem=f"its dataset {data} is not there any more")
-    options = log.spec.get("data_options")
+    options = log.spec.data_options
     try:
         with warnings.catch_warnings():  # the run's notes were shown when it ran
             warnings.simplefilter("ignore", DataNote)
             dataset = load_dataset(path, str(fmt), **(options if isinstance(options, dict) else {}))
     except ToolLabError as exc:
         return RunInstances(problem=f"its dataset {path} cannot be read: {exc}")
-    fingerprint = log.spec.get("dataset")
+    fingerprint = log.spec.dataset
     if fingerprint and fingerprint != dataset.fingerprint:
         return RunInstances(problem=f"the dataset at {path} is not the one the run used")
     return RunInstances(by_id={inst.id: inst for inst in dataset.instances})

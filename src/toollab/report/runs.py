@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -90,23 +91,27 @@ class RunView:
     log: TaskLog
     instances: RunInstances = field(default_factory=RunInstances)
 
-    @property
+    @cached_property
     def config(self) -> dict[str, Any]:
-        """The run's resolved specification (``run.json``)."""
-        return self.log.spec
+        """The run's resolved specification (``run.json``) as JSON."""
+        return self.log.spec.model_dump(mode="json")
 
     @property
     def model(self) -> str:
         """The model string the run used (``bundled:smollm2-135m``)."""
-        return str(self.log.spec.get("model") or "unknown model")
+        return self.log.spec.model or "unknown model"
 
     @property
     def task(self) -> str:
         """What was evaluated: the dataset's (environment's) name, else the directory's."""
-        return str(self.log.spec.get("dataset_name") or self.path.name or self.path)
+        return self.log.spec.dataset_name or self.path.name or str(self.path)
+
+    @cached_property
+    def _scores(self) -> dict[str, Any]:
+        return self.log.scores.model_dump(mode="json", exclude={"per_sample"})
 
     def _detail(self, key: str) -> Any:
-        value = self.log.details.get(key)
+        value = self._scores.get(key)
         return value if value is not None else {}
 
     @property
@@ -140,7 +145,8 @@ class RunView:
 
     @property
     def warnings(self) -> list[str]:
-        return [str(w) for w in self.log.details.get("warnings") or []]
+        """A run's record has none (``toollab score`` warns about partial files itself)."""
+        return []
 
     @property
     def notes(self) -> dict[str, list[str]]:
@@ -150,7 +156,7 @@ class RunView:
     def definition(self, scorer: str, name: str) -> dict[str, Any]:
         """A figure's ``{label, definition, percent}`` (``{}`` when its scorer defines none)."""
         d = self.log.definitions.get(scorer, {}).get(name)
-        return d if isinstance(d, dict) else {}
+        return d.model_dump() if d is not None else {}
 
     def metric(self, scorer: str, name: str) -> str:
         """A figure as every view of the report writes it (:func:`fmt_figure`)."""
