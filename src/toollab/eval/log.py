@@ -303,9 +303,13 @@ def read_results(run_dir: str | Path) -> Results:
 
 
 def read_task_log(run_dir: str | Path, name: str | None = None) -> TaskLog:
-    """A run directory as a :class:`TaskLog`: ``results.json`` and ``predictions.jsonl``."""
+    """A run directory as a :class:`TaskLog`: ``results.json`` and ``predictions.jsonl``, with
+    the specification ``run.json`` holds (the canonical one; a resumed run updates it)."""
     root = Path(run_dir)
     results = read_results(root)
+    spec = read_spec(root)
+    if spec is not None:
+        results.run = spec
     preds_path = root / PREDICTIONS
     preds = read_predictions(preds_path) if preds_path.is_file() else []
     return task_log_of(name or root.name, root, results, preds)
