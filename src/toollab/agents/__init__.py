@@ -8,7 +8,6 @@ teacher-forced inference).
 from toollab.agents.base import (
     Agent,
     AgentOptions,
-    Environment,
     agent_names,
     get_agent,
     register_agent,
@@ -21,7 +20,6 @@ __all__ = [
     "Agent",
     "AgentOptions",
     "DeerAgent",
-    "Environment",
     "ReactAgent",
     "SingleTurnAgent",
     "agent_names",

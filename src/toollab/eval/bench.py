@@ -43,11 +43,6 @@ DEFAULT_MODEL = "bundled:smollm2-135m"
 DEFAULT_BENCH_MODELS = ("bundled:smollm2-135m", "bundled:smollm2-135m-tools")
 #: test instances per environment in a default run (sized to finish in ~10 min on 2 CPU cores)
 DEFAULT_LIMIT = 6
-#: generation budget per environment: room for about 90 % of the test split's gold programs in
-#: the json template (SmolLM2 tokens, seed 0: home_search p90 191, trip_booking p90 250,
-#: household p90 203; every other environment's longest gold program is at most 92)
-MAX_TOKENS: dict[str, int] = {"home_search": 208, "trip_booking": 256, "household": 208}
-DEFAULT_MAX_TOKENS = 96
 #: size of the training set the test split's API complexity is measured against
 REFERENCE_TRAIN = 100
 #: the scorer whose figures the bench reports
@@ -186,6 +181,7 @@ def bench_tasks(
 ) -> list[Any]:
     """One task per environment: its generated test split, executed in that environment."""
     from toollab.data import Dataset
+    from toollab.envs.base import env_class
     from toollab.envs.generate import generate
     from toollab.eval.task import Task
 
@@ -199,7 +195,7 @@ def bench_tasks(
                 environment=name,
                 template=template,
                 name=name,
-                max_tokens=max_tokens or MAX_TOKENS.get(name, DEFAULT_MAX_TOKENS),
+                max_tokens=max_tokens or env_class(name).max_tokens,
             )
         )
     return tasks

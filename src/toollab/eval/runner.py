@@ -32,30 +32,28 @@ from pydantic import BaseModel, ConfigDict, Field
 from toollab.agents.base import (
     Agent,
     AgentOptions,
-    BindsInstances,
-    Environment,
     HasDefaultMaxTokens,
     NeedsTemplateMethods,
     PlansFirstRequest,
     failed_parse,
 )
+from toollab.data import get_adapter
+from toollab.envs.base import ENV_SOURCE_PREFIX, CallExecutor
 from toollab.errors import InputError, UsageError
 from toollab.eval.integrity import integrity_fields
 from toollab.eval.results import CRASH, TIMEOUT, score_predictions, select_scorers
 from toollab.eval.store import JUDGE_CACHE, MAX_REPEATS, RunStore, check_predictions, done_keys
-from toollab.models.base import ChatRequest, GenerateOptions, Model, RendersPrompts
+from toollab.models.base import (
+    BindsInstances,
+    ChatRequest,
+    GenerateOptions,
+    Model,
+    RendersPrompts,
+)
 from toollab.schema import Instance
 from toollab.schema.record import Prediction
 from toollab.templates.base import Template
 
-#: template used when ``--template`` is not given, by canonical dataset format
-DEFAULT_TEMPLATES = {"seal-tools": "seal", "bfcl": "python", "deer": "deer", "tooleyes": "react"}
-#: agent used when ``--agent`` is not given, by canonical dataset format
-DEFAULT_AGENTS = {"deer": "deer", "tooleyes": "react"}
-FALLBACK_TEMPLATE = "json"
-FALLBACK_AGENT = "single"
-#: how a dataset file names the built-in environment of an instance (``env:<name>``)
-ENV_SOURCE_PREFIX = "env:"
 DEFAULT_MAX_TOKENS = 256
 
 #: run.json fields that must match for a run to continue in the same directory
@@ -169,11 +167,10 @@ def resolved_config(
     from toollab import __version__
     from toollab.agents.base import get_agent
 
-    fmt = resolve_format(config.format)
-    name = (agent.name if agent is not None else config.agent) or DEFAULT_AGENTS.get(
-        fmt, FALLBACK_AGENT
-    )
-    template = config.template or DEFAULT_TEMPLATES.get(fmt, FALLBACK_TEMPLATE)
+    adapter = get_adapter(config.format)
+    fmt = adapter.name
+    name = (agent.name if agent is not None else config.agent) or adapter.default_agent
+    template = config.template or adapter.default_template
     chosen = agent if agent is not None else get_agent(name)
     default = chosen.default_max_tokens if isinstance(chosen, HasDefaultMaxTokens) else None
     max_tokens = config.max_tokens or default
@@ -210,7 +207,7 @@ def run_eval(
     *,
     model: Model | None = None,
     progress: ProgressSink | None = None,
-    environment: Callable[[Instance], Environment | None] | None = None,
+    environment: Callable[[Instance], CallExecutor | None] | None = None,
     dataset: Any = None,
     agent: Agent | None = None,
 ) -> EvalOutcome:
@@ -348,21 +345,20 @@ def run_eval(
     )
 
 
-def environment_named(name: str) -> Callable[[Instance], Environment | None]:
+def environment_named(name: str) -> Callable[[Instance], CallExecutor | None]:
     """A factory of the registered environment ``name``, reset to each instance's seed."""
-    from toollab.agents.base import instance_seed
-    from toollab.envs.base import env_class, get_env
+    from toollab.envs.base import env_class, get_env, instance_seed
 
     env_class(name)  # an unknown name fails here, with a did-you-mean
 
-    def make(instance: Instance) -> Environment | None:
-        env: Environment = get_env(name, seed=instance_seed(instance))
+    def make(instance: Instance) -> CallExecutor | None:
+        env: CallExecutor = get_env(name, seed=instance_seed(instance))
         return env
 
     return make
 
 
-def environment_of(instances: Sequence[Instance]) -> Callable[[Instance], Environment | None]:
+def environment_of(instances: Sequence[Instance]) -> Callable[[Instance], CallExecutor | None]:
     """The environments of a dataset read from a file: a registered environment named by the
     instances' ``env:<name>`` source (resolved once, here, so that agents receive their
     environment instead of looking for it); ``None`` for other instances."""
@@ -375,7 +371,7 @@ def environment_of(instances: Sequence[Instance]) -> Callable[[Instance], Enviro
         if src.startswith(ENV_SOURCE_PREFIX) and src.removeprefix(ENV_SOURCE_PREFIX) in known
     }
 
-    def make(instance: Instance) -> Environment | None:
+    def make(instance: Instance) -> CallExecutor | None:
         factory = factories.get(instance.source or "")
         return factory(instance) if factory is not None else None
 

@@ -25,14 +25,15 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from toollab.agents.base import Agent, Environment
+from toollab.agents.base import Agent
+from toollab.envs.base import CallExecutor
 from toollab.errors import UsageError
 from toollab.eval.runner import EvalConfig, ProgressSink, environment_named, run_eval
 from toollab.models.base import Model
 from toollab.schema import Instance
 from toollab.schema.record import Prediction, Step
 
-EnvironmentSpec = str | Callable[[Instance], Environment | None]
+EnvironmentSpec = str | Callable[[Instance], CallExecutor | None]
 
 
 @dataclass
@@ -153,7 +154,7 @@ def _dataset_of(task: Task) -> tuple[Any, str, str]:
     return Dataset(name=name, format="toollab", instances=instances), "toollab", ""
 
 
-def _environment(spec: EnvironmentSpec | None) -> Callable[[Instance], Environment | None] | None:
+def _environment(spec: EnvironmentSpec | None) -> Callable[[Instance], CallExecutor | None] | None:
     if spec is None or callable(spec):
         return spec
     return environment_named(spec)
