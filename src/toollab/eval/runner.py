@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -385,11 +385,12 @@ def score_with_judge(
     judge: str | None,
     *,
     judge_cache: str | Path | None = None,
+    scorer_options: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, Any]:
     """:func:`score_predictions`, with the judge model (a model string) loaded for the scoring;
     its answers are kept in ``judge_cache`` (JSONL), so scoring again asks nothing."""
     if not judge:
-        return score_predictions(preds, instances, metrics)
+        return score_predictions(preds, instances, metrics, scorer_options=scorer_options)
     if judge_cache is not None:
         from toollab.eval.metrics.judge import check_cache_path
 
@@ -397,7 +398,12 @@ def score_with_judge(
     judge_model = _load_model(judge)
     try:
         return score_predictions(
-            preds, instances, metrics, judge=judge_model, judge_cache=judge_cache
+            preds,
+            instances,
+            metrics,
+            judge=judge_model,
+            judge_cache=judge_cache,
+            scorer_options=scorer_options,
         )
     finally:
         judge_model.close()
