@@ -18,8 +18,8 @@ from toollab.envs.base import (
 )
 from toollab.envs.favourites import FavouritesEnv
 from toollab.envs.finance import FinanceEnv
-from toollab.envs.workspace import WorkspaceEnv
 from toollab.envs.spreadsheet import SpreadsheetEnv
+from toollab.envs.workspace import WorkspaceEnv
 from toollab.errors import UsageError
 from toollab.schema import ToolCall
 

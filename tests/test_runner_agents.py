@@ -59,9 +59,9 @@ def _config(data: Path, **kw: Any) -> EvalConfig:
 
 def _judged(run: Path) -> dict[str, dict[str, Any]]:
     """The ``environment`` scorer's row of every sample (the verdict is the scorer's)."""
-    rows: dict[str, dict[str, Any]] = json.loads((run / "results.json").read_text())[
-        "per_sample"
-    ]["environment"]
+    rows: dict[str, dict[str, Any]] = json.loads((run / "results.json").read_text())["per_sample"][
+        "environment"
+    ]
     return rows
 
 

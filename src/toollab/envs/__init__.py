@@ -44,6 +44,7 @@ from toollab.envs.base import (
     env_names,
     get_env,
     register_env,
+    task_env_names,
 )
 from toollab.envs.taskset import Goal, TaskSet
 
@@ -85,6 +86,7 @@ __all__ = [
     "realtime_search",
     "register_env",
     "spreadsheet",
+    "task_env_names",
     "tasks",
     "text_generation",
     "trip_booking",

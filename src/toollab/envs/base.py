@@ -447,6 +447,13 @@ def env_names() -> list[str]:
     return ENVIRONMENTS.registered()
 
 
+def task_env_names() -> list[str]:
+    """The registered environments that generate data (their class declares a task set), in
+    :func:`env_names` order: what ``toollab bench`` and ``toollab data generate`` run by
+    default."""
+    return [n for n in env_names() if env_class(n).tasks is not None]
+
+
 def env_class(name: str) -> type[Environment]:
     return ENVIRONMENTS.get(name)
 

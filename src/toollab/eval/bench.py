@@ -219,12 +219,12 @@ def run_bench(
     """Run the environment suite and write ``bench.json`` into ``out``; ``reporter`` (the run
     directories, ``out``) writes the report and returns its path (``toollab bench`` passes
     :func:`toollab.report.write_bench_report`)."""
-    from toollab.envs.base import env_class, env_names
+    from toollab.envs.base import env_class, task_env_names
     from toollab.envs.generate import generate, split_complexity
     from toollab.eval.task import evaluate
 
     t0 = time.perf_counter()
-    names = list(envs) if envs else env_names()
+    names = list(envs) if envs else task_env_names()
     for name in names:
         env_class(name)  # unknown name -> did-you-mean before any work
     out = Path(out)
