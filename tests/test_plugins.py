@@ -174,6 +174,16 @@ def test_plugin_format_reads_a_dataset(myplugin: Path, tmp_path: Path) -> None:
     empty.write_text("\n")
     r = toollab("data", "inspect", str(empty), "--format", "queries", sites=(myplugin,))
     assert r.returncode == 2 and "no queries" in r.stderr
+    # with no --template, a run of the format uses the template its adapter declares
+    out = tmp_path / "run"
+    r = toollab(
+        *("eval", "--model", "echo:", "--data", str(queries), "--format", "queries"),
+        *("--metrics", "tool_names", "--no-constrained", "--out", str(out)),
+        sites=(myplugin,),
+    )
+    assert r.returncode == 0, r.stderr
+    run = json.loads((out / "run.json").read_text())
+    assert (run["template"], run["agent"]) == ("terse", "single")
 
 
 def test_plugin_environment_runs_calls(myplugin: Path) -> None:

@@ -30,7 +30,8 @@ The figures:
 * **decision accuracy** — over every instance: call vs. no call against the label (Call vs.
   NoCall / NoSearch);
 * **LCS** — over Call instances of environments that score plans (household): the VirtualHome
-  plan similarity to the closest reference (0 for a prediction with no plan).
+  plan similarity of a single-turn prediction's plan to the closest reference (0 for a
+  prediction with no plan; multi-turn loops, whose plan is built turn by turn, are not scored).
 """
 
 from __future__ import annotations
@@ -278,11 +279,13 @@ class Judge:
 
     def plan_lcs(self, prediction: Prediction, instance: Instance) -> float | None:
         """The plan similarity of the prediction's calls to the label programs, where the
-        instance's environment scores plans; else what the record stored."""
+        instance's environment scores plans and the prediction is one whole plan (a multi-turn
+        loop's record, built turn by turn, has none); else what the record stored."""
         env = self.environment(instance)
-        if isinstance(env, PlanScored):
-            return float(env.plan_lcs(prediction.calls, label_programs(instance)))
         ex = prediction.execution
+        whole_plan = ex is None or ex.turns is None
+        if isinstance(env, PlanScored) and whole_plan:
+            return float(env.plan_lcs(prediction.calls, label_programs(instance)))
         return ex.lcs if ex is not None and env is None else None
 
 
