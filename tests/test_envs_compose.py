@@ -12,16 +12,16 @@ import pytest
 
 from toollab.envs import env_names, get_env
 from toollab.envs.generate import generate
-from toollab.envs.tasks import TASKSETS
+from toollab.envs.splits import task_set
 from toollab.envs.tasks.common import MONTH_NAMES, Goal, TemplateError
 from toollab.schema import Decision
 
 ALL = env_names()
-COMPOSING = [n for n in ALL if "two_goals" in TASKSETS[n].templates]
+COMPOSING = [n for n in ALL if "two_goals" in task_set(n).templates]
 
 
 def _draws(name: str, template: str, k: int, salt: str = "") -> list[tuple[int, Goal]]:
-    ts, env = TASKSETS[name], get_env(name)
+    ts, env = task_set(name), get_env(name)
     rng = random.Random(f"compose|{name}|{template}|{salt}")
     out = []
     for _ in range(k):
@@ -76,7 +76,7 @@ def test_no_generated_call_instance_is_met_by_the_empty_program() -> None:
 def test_a_goal_is_never_joined_with_its_undo() -> None:
     from toollab.envs.tasks.common import call, undoes
 
-    undo_pairs = {n: TASKSETS[n].inverses for n in ("personal_life", "spreadsheet", "workspace")}
+    undo_pairs = {n: task_set(n).inverses for n in ("personal_life", "spreadsheet", "workspace")}
     for name, inverses in undo_pairs.items():
         assert inverses, name
         for _seed, task in _draws(name, "two_goals", 300, "undo"):

@@ -20,7 +20,7 @@ from toollab.envs.generate import (
     nocall_donors,
     split_complexity,
 )
-from toollab.envs.tasks import TASKSETS
+from toollab.envs.splits import task_set
 from toollab.errors import UsageError
 from toollab.schema import Decision, GoldCall, Instance
 
@@ -230,7 +230,7 @@ def test_splits_recombine_seen_tools_and_hold_out_only_the_documented_ones(name:
     assert not combo_overlap(train, test) and not combo_overlap(val, test)
     every = set(get_env(name).tool_names)
     held = HELD_OUT.get(name, set())
-    assert set(TASKSETS[name].held_out_tools) == held
+    assert set(task_set(name).held_out_tools) == held
     # every tool is used by some gold program; training sees all but the held-out ones
     assert _tools(train) | _tools(test) == every
     assert _tools(train) == every - held and not held & _tools(val)
@@ -263,7 +263,8 @@ def test_asking_for_more_than_the_templates_can_phrase_is_a_clear_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from toollab.envs import splits
-    from toollab.envs.tasks.common import Goal, TaskSet, call
+    from toollab.envs.taskset import Goal, TaskSet, call
+    from toollab.envs.weather import WeatherEnv
 
     tiny = TaskSet("weather", test_fraction=1.0)  # one training goal, one test goal
 
@@ -278,7 +279,7 @@ def test_asking_for_more_than_the_templates_can_phrase_is_a_clear_error(
             calls=[call("geocode_city", city="Oslo"), call("geocode_city", city="Rome")],
         )
 
-    monkeypatch.setitem(TASKSETS, "weather", tiny)
+    monkeypatch.setattr(WeatherEnv, "tasks", tiny)
     monkeypatch.setattr(splits, "PROBE", 20)
     splits.probe.cache_clear()
     splits.split_plan.cache_clear()
@@ -334,13 +335,13 @@ def test_nocall_goals_are_never_answerable_with_the_offered_tools() -> None:
     """Sweep many seeds: no NoCall query asks for something the offered tools can do."""
     n = 0
     for name in ALL:
-        served = TASKSETS[name].capabilities
+        served = task_set(name).capabilities
         for seed in range(30):
             for inst in generate(name, "test" if seed % 2 else "train", 12, seed, mix=(0, 1, 0)):
                 assert inst.decision is Decision.NO_CALL and not inst.gold
                 donor, template = inst.metadata["template"].split(":")[1:]
                 assert donor != name and (donor, template) in nocall_donors(name)
-                assert not TASKSETS[donor].needs[template] & served
+                assert not task_set(donor).needs[template] & served
                 # quoted text is content to write ("book the dentist"), not a request
                 asked = re.sub(r"\"[^\"]*\"|(?<!\w)'[^']*'(?!\w)", '""', inst.query)
                 assert not re.search(SERVABLE[name], asked), (name, inst.query)
@@ -352,7 +353,8 @@ def test_nocall_goals_are_never_answerable_with_the_offered_tools() -> None:
 
 
 def test_every_template_tag_is_a_capability_of_its_environment() -> None:
-    for name, ts in TASKSETS.items():
+    for name in ALL:
+        ts = task_set(name)
         for template, tags in ts.needs.items():
             assert tags <= ts.capabilities, (name, template)
         assert nocall_donors(name), name

@@ -17,9 +17,9 @@ from toollab.envs.base import (
     dict_prf,
 )
 from toollab.envs.favourites import FavouritesEnv
-from toollab.envs.scenarios.finance import FinanceEnv
-from toollab.envs.scenarios.workspace import WorkspaceEnv
+from toollab.envs.finance import FinanceEnv
 from toollab.envs.spreadsheet import SpreadsheetEnv
+from toollab.envs.workspace import WorkspaceEnv
 from toollab.errors import UsageError
 from toollab.schema import ToolCall
 

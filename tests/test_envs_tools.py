@@ -36,9 +36,12 @@ def test_tool_schemas_unchanged(name: str) -> None:
 
 
 def _doc_example() -> str:
+    """Every code block of the section, in order (the environment, then its task set)."""
     text = (Path(__file__).parents[1] / "docs" / "environments.md").read_text(encoding="utf-8")
-    section = text.split("## Write your own environment", 1)[1]
-    return section.split("```python\n", 1)[1].split("```", 1)[0]
+    section = text.split("## Write your own environment", 1)[1].split("\n## ", 1)[0]
+    blocks = [part.split("```", 1)[0] for part in section.split("```python\n")[1:]]
+    assert len(blocks) == 2
+    return "\n".join(blocks)
 
 
 def test_write_your_own_environment_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
@@ -59,7 +62,7 @@ def test_write_your_own_environment_example_runs(capsys: pytest.CaptureFixture[s
         if line.startswith("# ") or (line.startswith("print(") and "# " in line)
     ]
     assert printed == expected
-    assert "thermostat" not in env_names()
+    assert "thermostat" not in env_names() and "warmth" not in env_names()
 
 
 def test_environment_tools_are_a_pool_the_executor_runs() -> None:

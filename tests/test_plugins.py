@@ -181,6 +181,16 @@ def test_plugin_format_reads_a_dataset(myplugin: Path, tmp_path: Path) -> None:
     empty.write_text("\n")
     r = toollab("data", "inspect", str(empty), "--format", "queries", sites=(myplugin,))
     assert r.returncode == 2 and "no queries" in r.stderr
+    # with no --template, a run of the format uses the template its adapter declares
+    out = tmp_path / "run"
+    r = toollab(
+        *("eval", "--model", "echo:", "--data", str(queries), "--format", "queries"),
+        *("--metrics", "tool_names", "--no-constrained", "--out", str(out)),
+        sites=(myplugin,),
+    )
+    assert r.returncode == 0, r.stderr
+    run = json.loads((out / "run.json").read_text())
+    assert (run["template"], run["agent"]) == ("terse", "single")
 
 
 def test_plugin_environment_runs_calls(myplugin: Path) -> None:
@@ -243,3 +253,44 @@ def test_broken_plugins_are_reported_and_named_ones_fail(
     )
     assert r.returncode == 2
     assert "'agent:broken'" in r.stderr and "cannot load" in r.stderr
+
+
+def test_plugin_environment_generates_data_from_the_cli(myplugin: Path, tmp_path: Path) -> None:
+    out = tmp_path / "counter.jsonl"
+    args = ("--split", "test", "--n", "10", "--out", str(out), "--json")
+    r = toollab("data", "generate", "--env", "counter", *args, sites=(myplugin,))
+    assert r.returncode == 0, r.stderr
+    stats = json.loads(r.stdout)["envs"]["counter"]
+    assert stats["instances"] == 10 and stats["Call"] == 8
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {row["source"] for row in rows} == {"env:counter"}
+    calls = [row for row in rows if row["decision"] == "Call"]
+    # the test split holds the joint requests training never sees
+    assert calls and all(len(row["gold"]) >= 2 for row in calls)
+    # NoCall requests are lent by the built-in environments, offered with the counter's tools
+    nocall = [row for row in rows if row["decision"] == "NoCall"]
+    assert nocall and {t["name"] for t in nocall[0]["tools"]} == {"add", "subtract", "double"}
+    # 'all' takes the plugin along with the built-ins
+    r = toollab("data", "generate", "--n", "2", "--out", str(tmp_path / "all.jsonl"), "--json",
+                sites=(myplugin,))  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert list(json.loads(r.stdout)["envs"])[-1] == "counter"
+
+
+def test_plugin_environment_is_benched_from_the_cli(myplugin: Path, tmp_path: Path) -> None:
+    out = tmp_path / "bench"
+    r = toollab(
+        *("bench", "--envs", "counter", "--model", "oracle", "--limit", "6"),
+        *("--out", str(out), "--json"),
+        sites=(myplugin,),
+    )
+    assert r.returncode == 0, r.stderr
+    env = json.loads(r.stdout)["envs"]["counter"]
+    assert env["n"] == 6 and env["success"] == 1.0 and env["crash_rate"] == 0.0
+    assert env["decision_acc"] == 1.0 and env["api_complexity"] is not None
+    run = json.loads((out / "runs" / "counter" / "run.json").read_text())
+    assert run["max_tokens"] == 64  # the environment's own decoding budget
+    # re-judged from the stored records, with no model: the same figures
+    r = toollab("score", str(out / "runs" / "counter"), "--json", sites=(myplugin,))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["metrics"]["environment"]["success"] == 1.0

@@ -58,12 +58,23 @@ def _config(data: Path, **kw: Any) -> EvalConfig:
     return EvalConfig(model="oracle", data=str(data), format="toollab", **kw)
 
 
+def _judged(run: Path) -> dict[str, dict[str, Any]]:
+    """The ``environment`` scorer's row of every sample (the verdict is the scorer's)."""
+    rows: dict[str, dict[str, Any]] = json.loads((run / "results.json").read_text())["per_sample"][
+        "environment"
+    ]
+    return rows
+
+
 def test_single_agent_executes_the_program(home_data: Path, tmp_path: Path) -> None:
     out = run_eval(_config(home_data, template="json"), tmp_path / "run")
     for rec in _lines(tmp_path / "run"):
         ex = rec["execution"]
-        assert ex["crashed"] is False and ex["success"] is True and ex["f1"] == 1.0
-        assert ex["state"]["min_price"] == 0  # search filled its defaults
+        assert ex["crashed"] is False and ex["state"]["min_price"] == 0  # defaults filled
+        # the agent records what ran; judging it is the scorer's
+        assert ex["success"] is None and ex["labels_states"] is None and len(ex["actions"]) >= 3
+    rows = _judged(tmp_path / "run")
+    assert all(r["success"] == 1.0 and r["dict_f1"] == 1.0 for r in rows.values())
     assert out.results.counts.errors == 0
 
 
@@ -79,11 +90,12 @@ def test_react_agent_runs_step_by_step_in_the_environment(home_data: Path, tmp_p
     assert one["steps"][0]["observation"] == "ok"
     assert "results" in one["steps"][3]["observation"]
     ex = one["execution"]
-    assert ex["ended_by"] == "finish" and ex["turns"] == 5 and ex["success"] is True
+    assert ex["ended_by"] == "finish" and ex["turns"] == 5 and ex["state"]["location"]
     assert [c["name"] for c in one["parsed"]["calls"]] == [
         "set_location", "set_buy_or_rent", "select_home_type", "search",
     ]  # fmt: skip
-    assert recs["home-2"]["execution"]["success"] is True
+    rows = _judged(tmp_path / "run")
+    assert rows["home-1"]["success"] == 1.0 and rows["home-2"]["success"] == 1.0
 
 
 def test_react_agent_feeds_errors_back_and_stops_at_max_turns(
@@ -109,7 +121,7 @@ def test_react_agent_feeds_errors_back_and_stops_at_max_turns(
     assert steps[0]["error"] and "no action found" in steps[0]["observation"]
     assert "must directly follow" in steps[1]["observation"]["error"]
     assert "fly_away" in steps[2]["observation"]["error"]
-    assert rec["execution"]["success"] is False
+    assert _judged(tmp_path / "run")[rec["id"]]["success"] == 0.0
     # the observations went back to the model
     last_prompt = model.requests[-1].messages
     assert sum(1 for m in last_prompt if "Observation:" in str(m.get("content"))) == 2

@@ -10,7 +10,6 @@ from toollab.agents.action import ActionAgent
 from toollab.agents.base import (
     Agent,
     AgentOptions,
-    Environment,
     agent_names,
     get_agent,
     register_agent,
@@ -24,7 +23,6 @@ __all__ = [
     "Agent",
     "AgentOptions",
     "DeerAgent",
-    "Environment",
     "ReactAgent",
     "SingleTurnAgent",
     "agent_names",

@@ -20,17 +20,15 @@ from typing import Any
 
 from toollab.agents.base import (
     AgentOptions,
-    Environment,
-    HasState,
-    check_state,
     execute_call,
     failed_parse,
     read_output,
     register_agent,
-    render_action,
     timings_of,
     usage_of,
 )
+from toollab.envs.base import CallExecutor, HasState
+from toollab.envs.execute import render_action
 from toollab.models.base import ChatRequest, Message, Model, ModelOutput
 from toollab.parsing import ParseResult
 from toollab.schema import Instance, ToolCall
@@ -88,7 +86,7 @@ class ReactAgent:
         self, instance: Instance, model: Model, template: Template, options: AgentOptions
     ) -> Prediction:
         t0 = time.perf_counter()
-        env: Environment | None = options.environment(instance) if options.environment else None
+        env: CallExecutor | None = options.environment(instance) if options.environment else None
         prompt = template.messages(instance)
         messages: list[Message] = list(prompt)
         gen = options.generate.model_copy(deep=True)
@@ -171,7 +169,6 @@ class ReactAgent:
         )
         if isinstance(env, HasState):
             execution.state = env.state()
-            check_state(env, instance, execution)
         timings = timings_of(outputs)
         timings["total_s"] = time.perf_counter() - t0
         return Prediction(

@@ -18,19 +18,17 @@ from dataclasses import dataclass, field
 
 from toollab.agents.base import (
     AgentOptions,
-    ScoresPlans,
-    execute_program,
     failed_parse,
-    label_programs,
     read_output,
     register_agent,
     timings_of,
     usage_of,
 )
+from toollab.envs.execute import record_program, record_unreadable
 from toollab.models.base import ChatRequest, GenerateOptions, Model, ModelOutput
 from toollab.parsing import ParseResult
 from toollab.schema import Instance, Tool
-from toollab.schema.record import ExecutionRecord, Prediction
+from toollab.schema.record import Prediction
 from toollab.templates.base import Template
 
 
@@ -135,25 +133,17 @@ class SingleTurnAgent:
 
 
 def _execute(pred: Prediction, instance: Instance, options: AgentOptions) -> Prediction:
-    """Run the parsed program in the instance's environment, when it has one."""
+    """Run the parsed program in the instance's environment, when it has one, and record what
+    it did (the ``environment`` scorer judges the record)."""
     if pred.error or pred.parsed is None or options.environment is None:
         return pred
     env = options.environment(instance)
     if env is None:
         return pred
     if pred.parsed.is_error:
-        record = ExecutionRecord(
-            crashed=True,
-            error=f"unparsable output: {pred.parsed.error}",
-            reason="format",
-            success=False,
-            f1=0.0,
-        )
-        if isinstance(env, ScoresPlans):
-            record.lcs = float(env.plan_lcs([], label_programs(instance)))
-        pred.execution = record
-        return pred
-    pred.execution = execute_program(env, instance, list(pred.parsed.calls))
+        pred.execution = record_unreadable(pred.parsed.error)
+    else:
+        pred.execution = record_program(env, instance, list(pred.parsed.calls))
     return pred
 
 

@@ -41,6 +41,26 @@ MetricsOpt = typer.Option(
     "(seal_tools_strict, deer_strict, tooleyes_strict) run only when named.",
 )
 
+ScorerOptionOpt = typer.Option(
+    [],
+    "--scorer-option",
+    "-s",
+    help="Scorer option SCORER.KEY=VALUE, repeatable (e.g. environment.success_f1=0.8: a final "
+    "state with dict-F1 >= 0.8 counts as a success).",
+)
+
+
+def parse_scorer_options(items: list[str]) -> dict[str, dict[str, str]]:
+    """``["environment.success_f1=0.8"]`` → ``{"environment": {"success_f1": "0.8"}}``."""
+    out: dict[str, dict[str, str]] = {}
+    for item in items:
+        target, sep, value = item.partition("=")
+        scorer, dot, key = target.strip().partition(".")
+        if not sep or not dot or not scorer or not key:
+            raise UsageError(f"--scorer-option takes SCORER.KEY=VALUE, got {item!r}")
+        out.setdefault(scorer, {})[key.replace("-", "_")] = value.strip()
+    return out
+
 
 def register(app: typer.Typer) -> None:
     app.command("eval")(eval_cmd)
@@ -262,6 +282,7 @@ def score_cmd(
     fmt: str | None = typer.Option(None, "--format", "-f", help="Dataset format (with --data)."),
     option: list[str] = OptionOpt,
     metrics: list[str] = MetricsOpt,
+    scorer_option: list[str] = ScorerOptionOpt,
     out: Path | None = typer.Option(
         None, "--out", help="Also write the results to this JSON file."
     ),
@@ -271,8 +292,7 @@ def score_cmd(
 ) -> None:
     """Rescore a predictions file with no model: every applicable metric (or --metrics).
 
-    A file that covers only part of the run is scored over the instances it has; a warning on
-    stderr and "coverage" in the results say how much is missing.
+    Environment runs are re-judged from their stored execution records (no re-execution), with any --scorer-option. A file that covers only part of the run is scored over the instances it has; a warning on stderr and "coverage" in the results say how much is missing.
     """
     from toollab.cli.data_cmd import parse_options
     from toollab.eval.rescore import rescore
@@ -288,6 +308,7 @@ def score_cmd(
         metrics=list(metrics) or None,
         judge=judge,
         judge_cache=judge_cache,
+        scorer_options=parse_scorer_options(scorer_option) or None,
     )
     for warning in results.warnings:
         console.print(f"[yellow]warning[/]: {escape(warning)}", highlight=False)

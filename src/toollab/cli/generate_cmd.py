@@ -62,10 +62,10 @@ def parse_mix(text: str) -> tuple[float, float, float]:
 
 
 def resolve_envs(names: list[str]) -> list[str]:
-    from toollab.envs import env_class, env_names
+    from toollab.envs import env_class, task_env_names
 
     if not names or names == ["all"]:
-        return env_names()
+        return task_env_names()
     out = []
     for n in names:
         for part in n.split(","):
@@ -81,7 +81,7 @@ def generate_cmd(
         ["all"],
         "--env",
         "-e",
-        help="Environment(s); repeat or comma-separate; 'all' for every one.",
+        help="Environment(s); repeat or comma-separate; 'all' for every one with goal templates.",
     ),
     split: str = typer.Option("train", "--split", "-s", help="train, validation or test."),
     n: int = typer.Option(100, "--n", "-n", min=0, help="Instances per environment."),
@@ -94,7 +94,7 @@ def generate_cmd(
     ),
     as_json: bool = JsonOpt,
 ) -> None:
-    """Generate goal/program instances (Call, NoCall, NoSearch) from the built-in environments.
+    """Generate goal/program instances (Call, NoCall, NoSearch) from the environments.
 
     The test split uses API combinations (and, for some environments, whole tools) that training
     and validation never use; each split's API complexity score is reported against a training

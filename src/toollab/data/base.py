@@ -180,6 +180,10 @@ class Adapter:
     name: ClassVar[str]
     aliases: ClassVar[tuple[str, ...]] = ()
     description: ClassVar[str] = ""
+    #: the prompt template a run uses when none is named (``--template``): the benchmark's own
+    default_template: ClassVar[str] = "json"
+    #: the agent a run uses when none is named (``--agent``): the benchmark's own protocol
+    default_agent: ClassVar[str] = "single"
     #: ``load(path, **options) -> Dataset``; each adapter names its own options
     load: Callable[..., Dataset]
 

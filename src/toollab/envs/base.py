@@ -13,23 +13,33 @@ Calls go through the same lookup, reference resolution and argument validation a
 (:func:`toollab.tools.execution.prepare_call` over the environment's
 :class:`~toollab.tools.ToolPool`).  :meth:`Environment.run` executes a whole program; an exception
 during execution makes it *crashed* (no partial credit), exactly as the upstream evaluators do.
+
+An environment class is the whole extension point: besides its tools, state and success check it
+declares its task set (:attr:`Environment.tasks`: the goal templates and split policy of its
+generated data) and its decoding budget (:attr:`Environment.max_tokens`).  The protocols at the
+end of the section below (:class:`CallExecutor` and the capabilities an executor may add) are
+what agents and scorers ask of anything that executes calls; an :class:`Environment` has them all
+(:class:`PlanScored` only where it scores plans).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from toollab.errors import ToolExecutionError, did_you_mean
 from toollab.registry import Registry
-from toollab.schema import Tool, ToolCall
+from toollab.schema import Instance, Tool, ToolCall
 from toollab.schema.measures import canonical_json, dict_prf, same_value  # noqa: F401 (re-exported)
 from toollab.tools.decorator import ToolFunction
 from toollab.tools.execution import CallFailure, CallResult, prepare_call
 from toollab.tools.pool import ToolPool
+
+if TYPE_CHECKING:  # the task set module builds on this one
+    from toollab.envs.taskset import TaskSet
 
 #: why a program crashed (EnvError.reason)
 UNKNOWN_TOOL = "unknown_tool"
@@ -95,9 +105,32 @@ _canon = canonical_json
 @runtime_checkable
 class CallExecutor(Protocol):
     """Anything that executes tool calls one at a time (an :class:`Environment`, a tool pool with
-    implementations, a sandbox): ``execute`` returns the observation or raises."""
+    implementations, a sandbox): ``execute`` may be a plain or an ``async`` method; it returns the
+    observation or raises.  This is what an agent is given to run an instance's calls."""
 
     def execute(self, call: ToolCall) -> Any: ...
+
+
+@runtime_checkable
+class RunsPrograms(Protocol):
+    """An executor that runs a whole program from a seeded start and reports its
+    :class:`Execution` (every :class:`Environment`)."""
+
+    def run(self, calls: Sequence[ToolCall], seed: int | None = None) -> Execution: ...
+
+
+@runtime_checkable
+class HasState(Protocol):
+    """An executor whose current state can be read (every :class:`Environment`)."""
+
+    def state(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class RendersActions(Protocol):
+    """An executor with its own text form of a call (household: normalised object names)."""
+
+    def action_text(self, call: ToolCall) -> str: ...
 
 
 @runtime_checkable
@@ -136,13 +169,24 @@ class Environment(ABC):
 
     A tool method raises :class:`EnvError` (with one of the module's reason codes) for a call the
     environment refuses.  The evaluation path uses :attr:`tools`, :meth:`reset`, :meth:`state`,
-    :meth:`execute`, :meth:`run`, :meth:`check`, :meth:`label_states` and :meth:`action_text`.
+    :meth:`execute` and :meth:`run` to record what a program does (agents), and
+    :meth:`label_states`, :meth:`check` and :meth:`action_text` to judge it (the ``environment``
+    scorer).  :attr:`tasks` makes it generate data and run in ``toollab bench``;
+    :attr:`max_tokens` is its decoding budget there.
     """
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     #: the ToolEyes scenario the environment covers (TG, DU, RS, AM, PL, IR, FT) when any
     scenario: ClassVar[str | None] = None
+    #: the goal templates and split policy of the environment's generated data (``toollab data
+    #: generate``, ``toollab bench``); ``None``: it generates no data.  Created in the class body
+    #: (``tasks = TaskSet("name", ...)``, the name it is registered under); templates are added
+    #: with ``@Cls.tasks.template(...)``
+    tasks: ClassVar[TaskSet | None] = None
+    #: tokens per model turn in ``toollab bench`` (room for the longest gold programs of the
+    #: test split in the json template)
+    max_tokens: ClassVar[int] = 96
     #: the class's tool methods, found once (see :meth:`tool_functions`)
     _tool_functions: ClassVar[tuple[ToolFunction, ...]]
     _class_pool: ClassVar[ToolPool]
@@ -334,6 +378,37 @@ class QueryLog:
         return out
 
 
+# -- the instance's side ------------------------------------------------------------------------------
+def instance_seed(instance: Instance) -> int:
+    """The environment seed an instance asks for (``metadata["seed"]``, default 0)."""
+    seed = instance.metadata.get("seed", 0)
+    try:
+        return int(seed)
+    except (TypeError, ValueError):
+        return 0
+
+
+def label_programs(instance: Instance) -> list[list[ToolCall]]:
+    """The gold program and its acceptable alternatives (the empty program for a no-call)."""
+    programs: list[list[ToolCall]] = [list(instance.gold)]
+    programs.extend(list(alt) for alt in instance.alternatives)
+    return programs
+
+
+#: how an instance names the registered environment it belongs to (``Instance.source``)
+ENV_SOURCE_PREFIX = "env:"
+
+
+def env_name_of(instance: Instance) -> str | None:
+    """The registered environment an instance belongs to (its ``env:<name>`` source), else
+    ``None``."""
+    src = instance.source or ""
+    if not src.startswith(ENV_SOURCE_PREFIX):
+        return None
+    name = src.removeprefix(ENV_SOURCE_PREFIX)
+    return name if name in ENVIRONMENTS else None
+
+
 # -- registry -----------------------------------------------------------------------------------
 def _adopt_env(registry: Registry[type[Environment]], name: str, cls: Any) -> None:
     """An entry point's environment class: registered under the entry point's name."""
@@ -342,46 +417,41 @@ def _adopt_env(registry: Registry[type[Environment]], name: str, cls: Any) -> No
     register_env(name)(cls)
 
 
-#: environment classes; plugins: ``environment:NAME`` entry points
+#: environment classes, in the order they are listed and run (the built-ins in the order
+#: :mod:`toollab.envs` imports them, then plugins); plugins: ``environment:NAME`` entry points
 ENVIRONMENTS: Registry[type[Environment]] = Registry(
     "environment", builtins=("toollab.envs",), adopt=_adopt_env
 )
 
 
 def register_env(name: str) -> Callable[[type[Environment]], type[Environment]]:
-    """Class decorator: make an environment available as ``get_env(name)``."""
+    """Class decorator: make an environment available as ``get_env(name)``.  A task set the
+    class declares must carry the same name."""
 
     def deco(cls: type[Environment]) -> type[Environment]:
+        tasks = cls.__dict__.get("tasks")
+        if tasks is not None and tasks.env != name:
+            raise TypeError(
+                f"{cls.__name__}: its task set is named {tasks.env!r}, but the environment is "
+                f"registered as {name!r} (write tasks = TaskSet({name!r}, ...))"
+            )
         cls.name = name
         return ENVIRONMENTS.register(name, cls)
 
     return deco
 
 
-#: the built-in environments, in the order they are listed and run
-BUILTIN_ORDER = (
-    "home_search",
-    "trip_booking",
-    "weather",
-    "favourites",
-    "spreadsheet",
-    "household",
-    "text_generation",
-    "data_understanding",
-    "realtime_search",
-    "workspace",
-    "personal_life",
-    "info_retrieval",
-    "finance",
-)
-
-
 def env_names() -> list[str]:
-    """Registered environments: the built-ins in :data:`BUILTIN_ORDER`, then any others in the
-    order they were registered."""
-    order = ENVIRONMENTS.registered()
-    rank = {n: i for i, n in enumerate(BUILTIN_ORDER)}
-    return sorted(order, key=lambda n: (rank.get(n, len(rank)), order.index(n)))
+    """Registered environments, in registration order: the built-ins in the order
+    :mod:`toollab.envs` imports them, then any others."""
+    return ENVIRONMENTS.registered()
+
+
+def task_env_names() -> list[str]:
+    """The registered environments that generate data (their class declares a task set), in
+    :func:`env_names` order: what ``toollab bench`` and ``toollab data generate`` run by
+    default."""
+    return [n for n in env_names() if env_class(n).tasks is not None]
 
 
 def env_class(name: str) -> type[Environment]:

@@ -9,7 +9,7 @@ exist, or adding a favourite twice, is an error (the request fails).
 from __future__ import annotations
 
 import random
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from toollab.envs.base import (
     BAD_VALUE,
@@ -19,6 +19,7 @@ from toollab.envs.base import (
     QueryLog,
     register_env,
 )
+from toollab.envs.taskset import TaskSet
 from toollab.tools.decorator import Param, tool
 
 BREEDS = {
@@ -57,6 +58,8 @@ def _img(image: dict[str, Any]) -> dict[str, Any]:
 class FavouritesEnv(Environment):
     description = "Search cat images, keep favourites and vote (The Cat API style)."
     scenario = "AM"
+    #: the split policy of its generated data (goal templates: :mod:`toollab.envs.tasks.favourites`)
+    tasks: ClassVar[TaskSet] = TaskSet("favourites", lends_goals=True)
 
     def reset(self, seed: int = 0) -> None:
         self.seed = seed

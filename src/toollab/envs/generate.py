@@ -38,8 +38,7 @@ from toollab.envs.splits import (
     split_plan,
     task_set,
 )
-from toollab.envs.tasks import TASKSETS
-from toollab.envs.tasks.common import Goal, TaskSet, TemplateError
+from toollab.envs.taskset import Goal, TaskSet, TemplateError
 from toollab.errors import UsageError, did_you_mean
 from toollab.schema import Decision, Instance
 
@@ -50,8 +49,6 @@ DEFAULT_MIX = (0.8, 0.1, 0.1)
 MAX_FRUITLESS = 3000
 #: draws a test-split Call instance may spend looking for a tool the split does not cover yet
 COVER_TRIES = 400
-#: environments whose goals are too long to serve as NoCall queries elsewhere
-_NOT_DONORS = {"spreadsheet"}
 
 __all__ = [
     "DEFAULT_MIX",
@@ -212,13 +209,15 @@ def _met_by_nothing(env: Environment, env_seed: int, labels: list[dict[str, Any]
 @cache
 def nocall_donors(env_name: str) -> tuple[tuple[str, str], ...]:
     """``(donor environment, template)`` pairs whose goals no tool of ``env_name`` can serve:
-    atomic templates of other environments whose capability tags ``env_name`` does not serve."""
-    served = TASKSETS[env_name].capabilities if env_name in TASKSETS else frozenset({env_name})
+    atomic templates of the other environments that lend their goals
+    (:attr:`TaskSet.lends_goals`) whose capability tags ``env_name`` does not serve."""
+    own = env_class(env_name).tasks
+    served = own.capabilities if own is not None else frozenset({env_name})
     out: list[tuple[str, str]] = []
     for donor in env_names():
-        if donor == env_name or donor not in TASKSETS or donor in _NOT_DONORS:
+        ts = env_class(donor).tasks
+        if donor == env_name or ts is None or not ts.lends_goals:
             continue
-        ts = TASKSETS[donor]
         out.extend((donor, t) for t in ts.atomic if not ts.needs[t] & served)
     return tuple(out)
 
@@ -226,6 +225,7 @@ def nocall_donors(env_name: str) -> tuple[tuple[str, str], ...]:
 def _no_call_instance(
     env_name: str, env: Environment, rng: random.Random, split: str, seen: set[str]
 ) -> Instance:
+    own = task_set(env_name)
     donors = nocall_donors(env_name)
     if not donors:
         raise UsageError(f"{env_name}: no other environment has goals its tools cannot serve")
@@ -235,7 +235,7 @@ def _no_call_instance(
     names = sorted(by_env)
     for _attempt in range(MAX_FRUITLESS):
         donor = names[rng.randrange(len(names))]
-        ts = TASKSETS[donor]
+        ts = task_set(donor)
         templates = by_env[donor]
         name = rng.choices(templates, [ts.weights.get(t, 1.0) for t in templates])[0]
         denv = _donor_env(donor)
@@ -249,7 +249,7 @@ def _no_call_instance(
         return Instance(
             id="",
             query=task.text(),
-            tools=env.tools if env.name != "household" else _household_tools(rng),
+            tools=own.offer(rng, env),
             decision=Decision.NO_CALL,
             answer="None of the available tools can do this.",
             **_base(
@@ -264,13 +264,6 @@ def _no_call_instance(
 @cache
 def _donor_env(name: str) -> Environment:
     return env_class(name)()
-
-
-def _household_tools(rng: random.Random) -> list[Any]:
-    from toollab.envs.tasks.household import N_TOOLS
-
-    env = _donor_env("household")
-    return sorted(rng.sample(env.tools, N_TOOLS), key=lambda t: env.tool_names.index(t.name))
 
 
 # -- NoSearch ------------------------------------------------------------------------------------------
@@ -330,7 +323,7 @@ def _no_search_instance(
         q, a = no_search_question(rng)
         if q in seen or not query_allowed(split, q, call=False):
             continue
-        tools = env.tools if env.name != "household" else _household_tools(rng)
+        tools = task_set(env.name).offer(rng, env)
         return Instance(
             id="",
             query=q,

@@ -12,7 +12,7 @@ reported as ``lcs`` (:meth:`HouseholdEnv.plan_lcs`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from toollab.envs.base import (
     BAD_VALUE,
@@ -22,6 +22,7 @@ from toollab.envs.base import (
     Environment,
     register_env,
 )
+from toollab.envs.taskset import TaskSet
 from toollab.schema import ToolCall
 from toollab.tools.decorator import tool
 from toollab.tools.execution import CallResult
@@ -82,6 +83,8 @@ OBJECTS: dict[str, tuple[str, frozenset[str]]] = {
     ]
 }
 #: switched on at the start
+#: tools a request offers (more when a plan needs more)
+OFFERED_TOOLS = 10
 INITIALLY_ON = ("radio", "lamp")
 
 
@@ -89,6 +92,16 @@ INITIALLY_ON = ("radio", "lamp")
 class HouseholdEnv(Environment):
     description = "Plan household activities as a sequence of actions over objects."
     scenario = "AM"
+    #: the split policy of its generated data (goal templates: :mod:`toollab.envs.tasks.household`)
+    tasks: ClassVar[TaskSet] = TaskSet(
+        "household",
+        held_out_tools=("Squeeze", "Wipe"),
+        lends_goals=True,
+        offered_tools=OFFERED_TOOLS,
+    )
+    #: room for about 90 % of the test split's gold programs in the json template (SmolLM2
+    #: tokens, seed 0: p90 203)
+    max_tokens = 208
 
     def reset(self, seed: int = 0) -> None:
         self.seed = seed

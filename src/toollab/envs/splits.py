@@ -41,10 +41,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from toollab.envs.base import Environment, env_class
-from toollab.envs.tasks import TASKSETS
-from toollab.envs.tasks.common import Goal, TaskSet, TemplateError
-from toollab.errors import UsageError, did_you_mean
+from toollab.envs.base import Environment, env_class, env_names
+from toollab.envs.taskset import Goal, TaskSet, TemplateError
+from toollab.errors import UsageError
 from toollab.schema import GoldCall
 
 Combo = tuple[str, ...]
@@ -58,11 +57,15 @@ def api_combo(calls: Sequence[GoldCall]) -> Combo:
 
 
 def task_set(env: str) -> TaskSet:
-    if env not in TASKSETS:
+    """The task set the environment ``env`` declares (:attr:`Environment.tasks`)."""
+    ts = env_class(env).tasks
+    if ts is None:
+        have = [n for n in env_names() if env_class(n).tasks is not None]
         raise UsageError(
-            f"no goal templates for environment {env!r}{did_you_mean(env, sorted(TASKSETS))}"
+            f"environment {env!r} has no goal templates (its class declares no task set); "
+            f"environments with templates: {', '.join(have) or 'none'}"
         )
-    return TASKSETS[env]
+    return ts
 
 
 def draw(

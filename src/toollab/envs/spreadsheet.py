@@ -14,7 +14,7 @@ import operator
 import random
 import re
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from toollab.envs.base import (
     BAD_VALUE,
@@ -23,6 +23,7 @@ from toollab.envs.base import (
     Environment,
     register_env,
 )
+from toollab.envs.taskset import TaskSet
 from toollab.errors import BackendError
 from toollab.tools.decorator import Param, tool
 
@@ -142,6 +143,14 @@ def render_sheet(cols: list[str], rows: list[list[Any]]) -> str:
 class SpreadsheetEnv(Environment):
     description = "Edit a worksheet: cells, formulas, sorting, rows, columns and filters."
     scenario = "AM"
+    #: the split policy of its generated data (the goal templates are in
+    #: :mod:`toollab.envs.tasks.spreadsheet`)
+    tasks: ClassVar[TaskSet] = TaskSet(
+        "spreadsheet",
+        held_out_tools=("rename_column",),
+        also_serves=frozenset({"table_stats"}),
+        inverses=(("add_column", "delete_column"), ("add_computed_column", "delete_column")),
+    )
 
     def reset(self, seed: int = 0) -> None:
         try:

@@ -17,7 +17,7 @@ Rules of the upstream simulator (``evaluator/booking_evaluator.py``), in toollab
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from toollab.envs.base import (
     BAD_VALUE,
@@ -27,6 +27,7 @@ from toollab.envs.base import (
     Environment,
     register_env,
 )
+from toollab.envs.taskset import TaskSet
 from toollab.tools.decorator import Param, tool
 
 BOOKING_TYPES = ("hotels", "trip tickets", "both")
@@ -63,6 +64,16 @@ def to_mdy(date: str) -> str:
 class TripBookingEnv(Environment):
     description = "Search transport tickets, hotel rooms or both; pick the booking type first."
     scenario = "PL"
+    #: the split policy of its generated data (the goal templates are in
+    #: :mod:`toollab.envs.tasks.trip_booking`)
+    tasks: ClassVar[TaskSet] = TaskSet(
+        "trip_booking",
+        held_out_tools=("set_min_hotel_rating", "select_seat_class"),
+        lends_goals=True,
+    )
+    #: room for about 90 % of the test split's gold programs in the json template (SmolLM2
+    #: tokens, seed 0: p90 250)
+    max_tokens = 256
 
     def reset(self, seed: int = 0) -> None:
         self.seed = seed

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from toollab.envs.base import (
     BAD_VALUE,
@@ -20,6 +20,7 @@ from toollab.envs.base import (
     QueryLog,
     register_env,
 )
+from toollab.envs.taskset import TaskSet
 from toollab.tools.decorator import Param, tool
 
 #: name, country, lat, lon, zip code
@@ -94,6 +95,8 @@ def _hash(*parts: Any) -> int:
 class WeatherEnv(Environment):
     description = "Current weather, forecasts and air quality by city, zip code or coordinates."
     scenario = "RS"
+    #: the split policy of its generated data (goal templates: :mod:`toollab.envs.tasks.weather`)
+    tasks: ClassVar[TaskSet] = TaskSet("weather", lends_goals=True)
 
     def reset(self, seed: int = 0) -> None:
         self.seed = seed

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field, JsonValue
 
 from toollab.data import Dataset
 from toollab.data.atomic import write_text_atomic
-from toollab.envs.base import env_class, env_names
+from toollab.envs.base import env_class, task_env_names
 from toollab.envs.generate import generate, split_complexity
 from toollab.eval.log import Results, RunSpec, TaskLog, task_log_of
 from toollab.eval.metrics.environment import FIGURES, best_call_counts, call_counts
@@ -53,11 +53,6 @@ DEFAULT_MODEL = "bundled:smollm2-135m"
 DEFAULT_BENCH_MODELS = ("bundled:smollm2-135m", "bundled:smollm2-135m-tools")
 #: test instances per environment in a default run (sized to finish in ~10 min on 2 CPU cores)
 DEFAULT_LIMIT = 6
-#: generation budget per environment: room for about 90 % of the test split's gold programs in
-#: the json template (SmolLM2 tokens, seed 0: home_search p90 191, trip_booking p90 250,
-#: household p90 203; every other environment's longest gold program is at most 92)
-MAX_TOKENS: dict[str, int] = {"home_search": 208, "trip_booking": 256, "household": 208}
-DEFAULT_MAX_TOKENS = 96
 #: size of the training set the test split's API complexity is measured against
 REFERENCE_TRAIN = 100
 #: the scorer whose figures the bench reports
@@ -180,7 +175,7 @@ def bench_tasks(
                 environment=name,
                 template=template,
                 name=name,
-                max_tokens=max_tokens or MAX_TOKENS.get(name, DEFAULT_MAX_TOKENS),
+                max_tokens=max_tokens or env_class(name).max_tokens,
             )
         )
     return tasks
@@ -205,7 +200,7 @@ def run_bench(
     :func:`toollab.report.write_bench_report`).  ``constrained`` constrains decoding wherever
     the backend can (``False``: never)."""
     t0 = time.perf_counter()
-    names = list(envs) if envs else env_names()
+    names = list(envs) if envs else task_env_names()
     for name in names:
         env_class(name)  # unknown name -> did-you-mean before any work
     out = Path(out)

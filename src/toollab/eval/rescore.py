@@ -13,7 +13,7 @@ instances that have none, and ``warnings`` says so in words.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, Field, JsonValue
@@ -184,11 +184,15 @@ def rescore(
     metrics: Sequence[str] | None = None,
     judge: str | None = None,
     judge_cache: str | Path | None = None,
+    scorer_options: Mapping[str, Mapping[str, str]] | None = None,
 ) -> Rescored:
     """Score a predictions file: the figures a run's ``results.json`` holds, plus
     ``coverage`` (and ``warnings`` when the file does not cover the run).
 
     ``judge_cache`` (default: ``judge_cache.jsonl`` beside the file) keeps the judge's answers.
+    ``scorer_options`` (scorer -> option -> value) go to the scorers: an environment run is
+    re-judged from its stored execution records, e.g. with ``{"environment": {"success_f1":
+    "0.8"}}``, with no model and no re-execution of the predicted programs.
     """
     path = Path(predictions)
     preds = read_predictions(path)
@@ -200,7 +204,12 @@ def rescore(
     cache = judge_cache if judge_cache is not None else path.parent / JUDGE_CACHE
     # every applicable default scorer unless told otherwise: one file yields every metric family
     scores = score_with_judge(
-        preds, instances, list(metrics) if metrics else None, judge, judge_cache=cache
+        preds,
+        instances,
+        list(metrics) if metrics else None,
+        judge,
+        judge_cache=cache,
+        scorer_options=scorer_options,
     )
     expected_ids, repeats = _expected(dataset, spec, preds)
     cov = coverage(preds, expected_ids, repeats)

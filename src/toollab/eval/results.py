@@ -8,13 +8,16 @@ half-width of the Student-t 95 % confidence interval.
 
 from __future__ import annotations
 
+import fnmatch
+import inspect
 import math
 import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from toollab.errors import UsageError, did_you_mean
 from toollab.eval.log import Counts, Estimate, FigureDef, Scores, Timing
 from toollab.schema import Instance
 from toollab.schema.record import Prediction
@@ -29,6 +32,7 @@ def select_scorers(
     metrics: Sequence[str] | None,
     judge: Any = None,
     judge_cache: str | Path | None = None,
+    scorer_options: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[Any]:
     """The scorers to run: every applicable default (upstream-faithful) scorer, or those named
     (``--metrics``; corrected variants such as ``seal_tools_strict`` run only when named).
@@ -37,10 +41,10 @@ def select_scorers(
     did-you-mean hint; a named scorer that reads none of these instances is an error too.
     ``judge`` (a model) goes to every scorer that needs an LLM judge, as one
     :class:`~toollab.eval.metrics.judge.Judge` whose answers are kept in ``judge_cache``.
+    ``scorer_options`` (scorer name -> option -> value) go to the scorers' constructors (e.g.
+    ``{"environment": {"success_f1": "0.5"}}``); an option for a scorer that does not run, or
+    one its constructor does not take, is an error.
     """
-    import fnmatch
-
-    from toollab.errors import UsageError
     from toollab.eval.metrics.judge import as_judge
     from toollab.eval.metrics.registry import (
         applicable_scorers,
@@ -54,8 +58,28 @@ def select_scorers(
     if judge is not None:
         shared = as_judge(judge, judge_cache)
         options = {n: {"judge": shared} for n in names if "judge" in scorer_class(n).needs}
+    for name, given in (scorer_options or {}).items():
+        _check_options(scorer_class(name), name, given)
+        options[name] = {**options.get(name, {}), **given}
     if not metrics:
-        return applicable_scorers(instances, options=options)
+        out = applicable_scorers(instances, options=options)
+    else:
+        out = [get_scorer(name, **options.get(name, {})) for name in _named(metrics, names)]
+        for sc in out:
+            if not any(sc.accepts(inst) for inst in instances.values()):
+                sources = sorted({inst.source or "?" for inst in instances.values()})
+                raise UsageError(
+                    f"scorer {sc.name!r} does not apply to this dataset "
+                    f"(sources: {', '.join(sources)})"
+                )
+    unused = sorted(set(scorer_options or {}) - {sc.name for sc in out})
+    if unused:
+        raise UsageError(f"options given for scorer(s) that do not run: {', '.join(unused)}")
+    return out
+
+
+def _named(metrics: Sequence[str], names: list[str]) -> list[str]:
+    """The scorer names ``--metrics`` gives (names or globs, comma-separated or repeated)."""
     chosen: list[str] = []
     for item in metrics:
         for name in (n.strip() for n in item.split(",")):
@@ -69,16 +93,19 @@ def select_scorers(
             if not matched:
                 raise UsageError(f"--metrics {name!r} matches no scorer; known: {', '.join(names)}")
             chosen.extend(m for m in matched if m not in chosen)
-    out = []
-    for name in chosen:
-        sc = get_scorer(name, **options.get(name, {}))
-        if not any(sc.accepts(inst) for inst in instances.values()):
-            sources = sorted({inst.source or "?" for inst in instances.values()})
+    return chosen
+
+
+def _check_options(cls: type, name: str, given: Mapping[str, str]) -> None:
+    """Refuse options the scorer's constructor does not take."""
+    params = inspect.signature(cls).parameters
+    takes = [p for p in params if p not in ("self", "judge")]
+    for key in given:
+        if key not in takes:
             raise UsageError(
-                f"scorer {name!r} does not apply to this dataset (sources: {', '.join(sources)})"
+                f"scorer {name!r} has no option {key!r}{did_you_mean(key, takes)}; "
+                f"its options: {', '.join(takes) or 'none'}"
             )
-        out.append(sc)
-    return out
 
 
 def _clean(value: Any) -> Any:
@@ -95,13 +122,15 @@ def score_predictions(
     *,
     judge: Any = None,
     judge_cache: str | Path | None = None,
+    scorer_options: Mapping[str, Mapping[str, str]] | None = None,
 ) -> Scores:
     """``metrics`` / ``breakdown`` / ``errors`` (and ``ci95`` / ``repeats`` for repeated runs)
-    of every selected scorer, plus counts and timing over the predictions."""
+    of every selected scorer, plus counts and timing over the predictions (``scorer_options``:
+    see :func:`select_scorers`)."""
     from toollab.eval.metrics.registry import MetricResult, score_all
     from toollab.eval.metrics.stats import aggregate_repeats
 
-    scorers = select_scorers(instances, metrics, judge, judge_cache)
+    scorers = select_scorers(instances, metrics, judge, judge_cache, scorer_options)
     order = {inst_id: i for i, inst_id in enumerate(instances)}
     preds = sorted(predictions, key=lambda p: (p.repeat, order.get(p.id, len(order)), p.id))
     by_repeat: dict[int, list[Prediction]] = {}

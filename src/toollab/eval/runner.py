@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,33 +32,31 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from toollab.agents.base import (
     Agent,
     AgentOptions,
-    BindsInstances,
-    Environment,
     HasDefaultMaxTokens,
     NeedsTemplateMethods,
     PlansFirstRequest,
     failed_parse,
 )
+from toollab.data import get_adapter
+from toollab.envs.base import ENV_SOURCE_PREFIX, CallExecutor
 from toollab.errors import InputError, UsageError
 from toollab.eval.integrity import integrity_fields
 from toollab.eval.log import Results, RunSpec, Scores, Session, TaskLog, task_log_of
 from toollab.eval.progress import Progress
 from toollab.eval.results import CRASH, TIMEOUT, score_predictions, select_scorers
 from toollab.eval.store import JUDGE_CACHE, MAX_REPEATS, RunStore, check_predictions, done_keys
-from toollab.models.base import ChatRequest, GenerateOptions, Model, RendersPrompts
+from toollab.models.base import (
+    BindsInstances,
+    ChatRequest,
+    GenerateOptions,
+    Model,
+    RendersPrompts,
+)
 from toollab.models.registry import ModelSource
 from toollab.schema import Instance
 from toollab.schema.record import Prediction
 from toollab.templates.base import Template
 
-#: template used when ``--template`` is not given, by canonical dataset format
-DEFAULT_TEMPLATES = {"seal-tools": "seal", "bfcl": "python", "deer": "deer", "tooleyes": "react"}
-#: agent used when ``--agent`` is not given, by canonical dataset format
-DEFAULT_AGENTS = {"deer": "deer", "tooleyes": "react"}
-FALLBACK_TEMPLATE = "json"
-FALLBACK_AGENT = "single"
-#: how a dataset file names the built-in environment of an instance (``env:<name>``)
-ENV_SOURCE_PREFIX = "env:"
 DEFAULT_MAX_TOKENS = 256
 
 #: run.json fields that must match for a run to continue in the same directory
@@ -183,11 +181,10 @@ def resolved_config(
     from toollab import __version__
     from toollab.agents.base import get_agent
 
-    fmt = resolve_format(config.format)
-    name = (agent.name if agent is not None else config.agent) or DEFAULT_AGENTS.get(
-        fmt, FALLBACK_AGENT
-    )
-    template = config.template or DEFAULT_TEMPLATES.get(fmt, FALLBACK_TEMPLATE)
+    adapter = get_adapter(config.format)
+    fmt = adapter.name
+    name = (agent.name if agent is not None else config.agent) or adapter.default_agent
+    template = config.template or adapter.default_template
     chosen = agent if agent is not None else get_agent(name)
     default = chosen.default_max_tokens if isinstance(chosen, HasDefaultMaxTokens) else None
     max_tokens = config.max_tokens or default
@@ -238,7 +235,7 @@ def run_eval(
     model: Model | ModelSource | None = None,
     progress: Progress | None = None,
     name: str | None = None,
-    environment: Callable[[Instance], Environment | None] | None = None,
+    environment: Callable[[Instance], CallExecutor | None] | None = None,
     dataset: Any = None,
     agent: Agent | None = None,
 ) -> EvalOutcome:
@@ -381,21 +378,20 @@ def results_json(results: Results) -> dict[str, JsonValue]:
     return data
 
 
-def environment_named(name: str) -> Callable[[Instance], Environment | None]:
+def environment_named(name: str) -> Callable[[Instance], CallExecutor | None]:
     """A factory of the registered environment ``name``, reset to each instance's seed."""
-    from toollab.agents.base import instance_seed
-    from toollab.envs.base import env_class, get_env
+    from toollab.envs.base import env_class, get_env, instance_seed
 
     env_class(name)  # an unknown name fails here, with a did-you-mean
 
-    def make(instance: Instance) -> Environment | None:
-        env: Environment = get_env(name, seed=instance_seed(instance))
+    def make(instance: Instance) -> CallExecutor | None:
+        env: CallExecutor = get_env(name, seed=instance_seed(instance))
         return env
 
     return make
 
 
-def environment_of(instances: Sequence[Instance]) -> Callable[[Instance], Environment | None]:
+def environment_of(instances: Sequence[Instance]) -> Callable[[Instance], CallExecutor | None]:
     """The environments of a dataset read from a file: a registered environment named by the
     instances' ``env:<name>`` source (resolved once, here, so that agents receive their
     environment instead of looking for it); ``None`` for other instances."""
@@ -408,7 +404,7 @@ def environment_of(instances: Sequence[Instance]) -> Callable[[Instance], Enviro
         if src.startswith(ENV_SOURCE_PREFIX) and src.removeprefix(ENV_SOURCE_PREFIX) in known
     }
 
-    def make(instance: Instance) -> Environment | None:
+    def make(instance: Instance) -> CallExecutor | None:
         factory = factories.get(instance.source or "")
         return factory(instance) if factory is not None else None
 
@@ -422,18 +418,24 @@ def score_with_judge(
     judge: str | None,
     *,
     judge_cache: str | Path | None = None,
+    scorer_options: Mapping[str, Mapping[str, str]] | None = None,
 ) -> Scores:
     """:func:`score_predictions`, with the judge model (a model string) loaded for the scoring;
     its answers are kept in ``judge_cache`` (JSONL), so scoring again asks nothing."""
     if not judge:
-        return score_predictions(preds, instances, metrics)
+        return score_predictions(preds, instances, metrics, scorer_options=scorer_options)
     if judge_cache is not None:
         from toollab.eval.metrics.judge import check_cache_path
 
         check_cache_path(judge_cache)  # before the judge model is loaded
     with ModelSource(judge) as source:
         return score_predictions(
-            preds, instances, metrics, judge=source.get(), judge_cache=judge_cache
+            preds,
+            instances,
+            metrics,
+            judge=source.get(),
+            judge_cache=judge_cache,
+            scorer_options=scorer_options,
         )
 
 

@@ -24,8 +24,9 @@ from pathlib import Path
 
 from pydantic import JsonValue
 
-from toollab.agents.base import Agent, Environment
+from toollab.agents.base import Agent
 from toollab.data import Dataset, load_dataset
+from toollab.envs.base import CallExecutor
 from toollab.errors import UsageError
 from toollab.eval.log import EvalLog, SampleLog, TaskLog, task_log_of
 from toollab.eval.progress import Progress
@@ -36,7 +37,7 @@ from toollab.schema import Instance
 
 __all__ = ["EvalLog", "SampleLog", "Task", "TaskLog", "evaluate", "task_log_of"]
 
-EnvironmentSpec = str | Callable[[Instance], Environment | None]
+EnvironmentSpec = str | Callable[[Instance], CallExecutor | None]
 
 
 @dataclass
@@ -85,7 +86,7 @@ def _dataset_of(task: Task) -> tuple[Dataset, str, str]:
     return Dataset(name=name, format="toollab", instances=instances), "toollab", ""
 
 
-def _environment(spec: EnvironmentSpec | None) -> Callable[[Instance], Environment | None] | None:
+def _environment(spec: EnvironmentSpec | None) -> Callable[[Instance], CallExecutor | None] | None:
     if spec is None or callable(spec):
         return spec
     return environment_named(spec)

@@ -72,8 +72,11 @@ class ExecutionRecord(BaseModel):
     """What executing a prediction's program did (``Prediction.execution``).
 
     Written by the agents that execute calls (in the instance's environment), read by the
-    scorers.  Every field is optional: a bare executor fills the run fields only, an environment
-    that checks outcomes adds the check fields, a multi-turn loop adds how it ended.
+    scorers, which judge it: the agent records what running the program did (the run fields; a
+    multi-turn loop adds how it ended), and the ``environment`` scorer decides from the final
+    state and the instance's labels whether that is right.  The check fields hold a verdict
+    made elsewhere: by runs made before the scorers judged (read back where a record cannot be
+    re-judged) or by external tools (SambaNova ToolBench records with ``labels_states``).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -92,7 +95,7 @@ class ExecutionRecord(BaseModel):
     #: the executed calls as the action strings sequence metrics compare
     actions: list[str] | None = None
 
-    # -- checking the outcome against the labels (environments that can)
+    # -- a verdict against the labels, made elsewhere (see the class doc)
     #: the final states of the gold program and its acceptable alternatives
     labels_states: list[dict[str, Any]] | None = None
     #: the label programs as action strings

@@ -260,6 +260,7 @@ def load_category(category: str, qfile: Path, answer_dir: Path) -> list[Instance
 @register_adapter
 class BFCLAdapter(Adapter):
     name = "bfcl"
+    default_template = "python"
     aliases = ("gorilla", "berkeley")
     description = (
         "BFCL v4: BFCL_v4_<category>.json + possible_answer/ (AST categories, irrelevance)"

@@ -334,6 +334,8 @@ def _available(folder: Path) -> dict[str, Path]:
 @register_adapter
 class DeerAdapter(Adapter):
     name = "deer"
+    default_template = "deer"
+    default_agent = "deer"
     aliases = ("tooldeer",)
     description = "DEER: test/valid decision chains, tool.json pool, baselines/ call/no-call sets"
 

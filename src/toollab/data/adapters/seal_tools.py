@@ -304,6 +304,7 @@ def _instance_files(folder: Path) -> list[Path]:
 @register_adapter
 class SealToolsAdapter(Adapter):
     name = "seal-tools"
+    default_template = "seal"
     aliases = ("seal", "sealtools")
     description = "Seal-Tools: tool.jsonl + test_in_domain/test_out_domain.jsonl (nested calls)"
 

@@ -138,6 +138,8 @@ def library_details(lib: _Library) -> dict[str, Any]:
 @register_adapter
 class ToolEyesAdapter(Adapter):
     name = "tooleyes"
+    default_template = "react"
+    default_agent = "react"
     aliases = ("tool-eyes",)
     description = "ToolEyes: Test_Data/scenario_data_raw.json + Tool_Library/**/config_gpt4.json"
 

@@ -8,10 +8,10 @@ import random
 from typing import Any
 
 from toollab.envs.base import Environment
-from toollab.envs.scenarios.data import NUMERIC, PRODUCTS
-from toollab.envs.tasks.common import Goal, TaskSet, call, pick
+from toollab.envs.data_understanding import NUMERIC, PRODUCTS, DataUnderstandingEnv
+from toollab.envs.tasks.common import Goal, call, pick
 
-TASKS = TaskSet("data_understanding")
+TASKS = DataUnderstandingEnv.tasks
 _TABLE = ("table_stats",)
 _STAT_WORDS = {
     "mean": "average",

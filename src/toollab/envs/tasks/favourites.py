@@ -7,9 +7,9 @@ from typing import Any
 
 from toollab.envs.base import Environment
 from toollab.envs.favourites import BREEDS, CATEGORIES, FavouritesEnv
-from toollab.envs.tasks.common import Goal, TaskSet, call, pick, with_article
+from toollab.envs.tasks.common import Goal, call, pick, with_article
 
-TASKS = TaskSet("favourites")
+TASKS = FavouritesEnv.tasks
 SUB_IDS = ("alex", "sam", "kim", "lee", "max")
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import random
 
 from toollab.envs.base import Environment
-from toollab.envs.scenarios.finance import BILL_PAYEES, CATEGORIES, MONTHS, RATES, FinanceEnv
-from toollab.envs.tasks.common import MONTH_NAMES, Goal, TaskSet, call, money, pick
+from toollab.envs.finance import BILL_PAYEES, CATEGORIES, MONTHS, RATES, FinanceEnv
+from toollab.envs.tasks.common import MONTH_NAMES, Goal, call, money, pick
 
-TASKS = TaskSet("finance")
+TASKS = FinanceEnv.tasks
 
 
 def _fin(env: Environment) -> FinanceEnv:

@@ -11,13 +11,10 @@ import random
 from typing import Any
 
 from toollab.envs.base import Environment
-from toollab.envs.home_search import BUY_TYPES, RENT_TYPES
-from toollab.envs.tasks.common import Goal, TaskSet, call, join_and, money, pick, with_article
+from toollab.envs.home_search import BUY_TYPES, RENT_TYPES, HomeSearchEnv
+from toollab.envs.tasks.common import Goal, call, join_and, money, pick, with_article
 
-TASKS = TaskSet(
-    "home_search",
-    held_out_tools=("set_num_garages", "set_floor_number", "set_num_balconies"),
-)
+TASKS = HomeSearchEnv.tasks
 
 LOCATIONS = (
     "Palo Alto",

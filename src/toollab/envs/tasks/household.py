@@ -13,10 +13,9 @@ from __future__ import annotations
 import random
 
 from toollab.envs.base import Environment
-from toollab.envs.household import ACTIONS, OBJECTS, HouseholdEnv
+from toollab.envs.household import ACTIONS, OBJECTS, OFFERED_TOOLS, HouseholdEnv
 from toollab.envs.tasks.common import (
     Goal,
-    TaskSet,
     TemplateError,
     call,
     join_goals,
@@ -25,9 +24,9 @@ from toollab.envs.tasks.common import (
 )
 from toollab.schema import GoldCall
 
-TASKS = TaskSet("household", held_out_tools=("Squeeze", "Wipe"))
+TASKS = HouseholdEnv.tasks
 #: tools offered per goal (more when a plan needs more)
-N_TOOLS = 10
+N_TOOLS = OFFERED_TOOLS
 
 #: grabbable object -> containers it sensibly goes into
 PUT_IN: dict[str, tuple[str, ...]] = {

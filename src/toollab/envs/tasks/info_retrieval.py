@@ -6,10 +6,10 @@ from __future__ import annotations
 import random
 
 from toollab.envs.base import Environment
-from toollab.envs.scenarios.retrieval import BOOKS, COUNTRIES, GENRES, RECIPES, WORDS
-from toollab.envs.tasks.common import Goal, TaskSet, call, pick
+from toollab.envs.info_retrieval import BOOKS, COUNTRIES, GENRES, RECIPES, WORDS, InfoRetrievalEnv
+from toollab.envs.tasks.common import Goal, call, pick
 
-TASKS = TaskSet("info_retrieval")
+TASKS = InfoRetrievalEnv.tasks
 _FIELD_ORDER = ["capital", "population_millions", "currency", "language", "continent"]
 _INGREDIENT_WORDS = {"egg": "eggs", "tomato": "tomatoes", "banana": "bananas"}
 

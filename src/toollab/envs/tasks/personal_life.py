@@ -8,17 +8,10 @@ import random
 from typing import Any
 
 from toollab.envs.base import Environment
-from toollab.envs.scenarios.personal import PersonalLifeEnv
-from toollab.envs.tasks.common import Goal, TaskSet, call, date_style, pick, say_date
+from toollab.envs.personal_life import PersonalLifeEnv
+from toollab.envs.tasks.common import Goal, call, date_style, pick, say_date
 
-TASKS = TaskSet(
-    "personal_life",
-    inverses=(
-        ("add_event", "cancel_event"),
-        ("add_todo", "complete_todo"),
-        ("add_to_shopping_list", "remove_from_shopping_list"),
-    ),
-)
+TASKS = PersonalLifeEnv.tasks
 _EVENTS = ("Coffee with Jo", "Gym", "Book club", "Parent-teacher meeting", "Car service", "Haircut")
 _CHORES = ("clean the garage", "call grandma", "file taxes", "fix the bike")
 #: shopping item -> how a quantity of it is said

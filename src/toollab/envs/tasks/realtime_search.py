@@ -7,10 +7,17 @@ import random
 from typing import Any
 
 from toollab.envs.base import Environment
-from toollab.envs.scenarios.realtime import AIRLINES, CURRENCIES, STOCKS, TIMEZONES, TOPICS
-from toollab.envs.tasks.common import Goal, TaskSet, call, pick
+from toollab.envs.realtime_search import (
+    AIRLINES,
+    CURRENCIES,
+    STOCKS,
+    TIMEZONES,
+    TOPICS,
+    RealtimeSearchEnv,
+)
+from toollab.envs.tasks.common import Goal, call, pick
 
-TASKS = TaskSet("realtime_search")
+TASKS = RealtimeSearchEnv.tasks
 
 
 def _flight(rng: random.Random) -> str:

@@ -19,16 +19,11 @@ from toollab.envs.spreadsheet import (
     norm_value,
     render_sheet,
 )
-from toollab.envs.tasks.common import Goal, TaskSet, TemplateError, call, pick
+from toollab.envs.tasks.common import Goal, TemplateError, call, pick
 from toollab.schema import GoldCall
 
 #: formulas over a sheet serve the sales-table questions of ``data_understanding`` too
-TASKS = TaskSet(
-    "spreadsheet",
-    held_out_tools=("rename_column",),
-    also_serves=frozenset({"table_stats"}),
-    inverses=(("add_column", "delete_column"), ("add_computed_column", "delete_column")),
-)
+TASKS = SpreadsheetEnv.tasks
 
 _FUNCS = {"SUM": "the sum", "AVERAGE": "the average", "MAX": "the maximum", "MIN": "the minimum"}
 _NEW_ITEMS = {

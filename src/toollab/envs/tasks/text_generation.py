@@ -6,9 +6,10 @@ import random
 from typing import Any
 
 from toollab.envs.base import Environment
-from toollab.envs.tasks.common import Goal, TaskSet, call, pick, plural, with_article
+from toollab.envs.tasks.common import Goal, call, pick, plural, with_article
+from toollab.envs.text_generation import TextGenerationEnv
 
-TASKS = TaskSet("text_generation")
+TASKS = TextGenerationEnv.tasks
 PHRASES = (
     "machine learning for small devices",
     "the quick brown fox",

@@ -11,7 +11,6 @@ import random
 from toollab.envs.base import Environment
 from toollab.envs.tasks.common import (
     Goal,
-    TaskSet,
     call,
     date_style,
     join_and,
@@ -20,10 +19,10 @@ from toollab.envs.tasks.common import (
     say_date,
     with_article,
 )
-from toollab.envs.trip_booking import SEAT_CLASSES, TRANSPORT
+from toollab.envs.trip_booking import SEAT_CLASSES, TRANSPORT, TripBookingEnv
 from toollab.schema import GoldCall
 
-TASKS = TaskSet("trip_booking", held_out_tools=("set_min_hotel_rating", "select_seat_class"))
+TASKS = TripBookingEnv.tasks
 
 PLACES = (
     "San Francisco",

@@ -6,10 +6,10 @@ import random
 from typing import Any
 
 from toollab.envs.base import Environment
-from toollab.envs.tasks.common import Goal, TaskSet, call, pick
-from toollab.envs.weather import CITIES
+from toollab.envs.tasks.common import Goal, call, pick
+from toollab.envs.weather import CITIES, WeatherEnv
 
-TASKS = TaskSet("weather")
+TASKS = WeatherEnv.tasks
 
 _UNIT_WORDS = {
     "metric": ["in Celsius", "in metric units"],

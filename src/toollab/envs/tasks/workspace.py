@@ -7,14 +7,10 @@ from __future__ import annotations
 import random
 
 from toollab.envs.base import Environment
-from toollab.envs.scenarios.workspace import BASE_FILES
-from toollab.envs.tasks.common import Goal, TaskSet, call, pick
+from toollab.envs.tasks.common import Goal, call, pick
+from toollab.envs.workspace import BASE_FILES, WorkspaceEnv
 
-TASKS = TaskSet(
-    "workspace",
-    also_serves=frozenset({"todo", "shopping_list"}),
-    inverses=(("create_file", "delete_file"),),
-)
+TASKS = WorkspaceEnv.tasks
 _FILES = [f for f in BASE_FILES if f.endswith(".txt")]
 _NEW = ("notes/meeting.txt", "drafts/poem.txt", "plans/week.txt", "shopping.txt")
 _LINES = ("call the plumber", "send the invoice", "walk the dog", "book the dentist", "buy stamps")

@@ -1,10 +1,21 @@
 """The ``environment`` scorer: the figures of toollab's executable environments (``toollab
 bench``), one sample at a time.
 
-Per sample it reads the prediction's calls and its :class:`~toollab.schema.record.ExecutionRecord`
-(written by the agent that executed the program in the instance's environment).  The figures:
+The scorer judges; the agent only executed.  Per sample it reads the prediction's calls and its
+:class:`~toollab.schema.record.ExecutionRecord` (the final state, the observations, the executed
+actions, how it crashed), and decides whether the outcome is right with the environment the
+instance names (``env:<name>``): the environment runs the instance's gold program and its
+acceptable alternatives from the instance's seed (deterministic execution of the answer key,
+never of the model's output) and compares the recorded final state with theirs
+(:meth:`~toollab.envs.base.Environment.check`).  So ``toollab score RUN`` re-judges a run from
+its stored records, with no model and no re-execution of the predicted program.  A record that
+cannot be re-judged (no final state, or an environment that is not installed) is read as it was
+stored: runs made before the scorers judged kept their verdict in the record.
 
-* **success** — over Call instances: the final state equals a label's (dict-F1 = 1);
+The figures:
+
+* **success** — over Call instances: the final state equals a label's (dict-F1 = 1; the scorer
+  option ``success_f1`` lowers the bar to a dict-F1 of at least that value);
 * **crash rate** — over Call instances: the program did not execute (or could not be parsed, or
   the model failed);
 * **dict-F1** — over Call instances: F1 between the predicted and the best label's final state
@@ -19,19 +30,30 @@ Per sample it reads the prediction's calls and its :class:`~toollab.schema.recor
 * **decision accuracy** — over every instance: call vs. no call against the label (Call vs.
   NoCall / NoSearch);
 * **LCS** — over Call instances of environments that score plans (household): the VirtualHome
-  plan similarity to the closest reference (0 for a prediction with no plan).
+  plan similarity of a single-turn prediction's plan to the closest reference (0 for a
+  prediction with no plan; multi-turn loops, whose plan is built turn by turn, are not scored).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from toollab.envs.base import (
+    Environment,
+    PlanScored,
+    env_class,
+    env_name_of,
+    instance_seed,
+    label_programs,
+)
+from toollab.errors import UsageError
 from toollab.eval.metrics.registry import scorer
 from toollab.eval.metrics.sample import Figure, Row, SampleScorer, mean_of, micro_f1
 from toollab.schema import Decision, GoldCall, Instance, Tool, ToolCall
 from toollab.schema.measures import Number, f1, mean, same_value
-from toollab.schema.record import Prediction
+from toollab.schema.record import ExecutionRecord, Prediction
 
 # -- per-call matching ------------------------------------------------------------------------------
 
@@ -185,6 +207,102 @@ FIGURES = (
 )
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """Whether a recorded final state meets the instance's labels."""
+
+    success: bool
+    #: dict-F1 of the final state against the best label's
+    f1: float
+    precision: float = 0.0
+    recall: float = 0.0
+    #: index of the best label (0 = the gold program, 1.. = alternatives)
+    label: int | None = None
+    #: the data's own label program did not execute
+    label_error: str | None = None
+
+
+FAILED = Verdict(success=False, f1=0.0)
+
+
+class Judge:
+    """Judges recorded executions against the labels of their instances, with the environment
+    each instance names (one environment per name, label states cached per instance)."""
+
+    def __init__(self, success_f1: float | None = None) -> None:
+        self.success_f1 = success_f1
+        self._envs: dict[str, Environment] = {}
+        self._labels: dict[tuple[str, str], list[dict[str, Any]] | str] = {}
+
+    def environment(self, instance: Instance) -> Environment | None:
+        """The registered environment the instance names, or ``None``."""
+        name = env_name_of(instance)
+        if name is None:
+            return None
+        if name not in self._envs:
+            self._envs[name] = env_class(name)()
+        return self._envs[name]
+
+    def label_states(self, env: Environment, instance: Instance) -> list[dict[str, Any]] | str:
+        """The final states of the instance's label programs, or why they cannot be had."""
+        key = (env.name, instance.id)
+        if key not in self._labels:
+            try:
+                self._labels[key] = env.label_states(
+                    label_programs(instance), instance_seed(instance)
+                )
+            except Exception as exc:  # the data's own label does not execute: a failure
+                self._labels[key] = f"{type(exc).__name__}: {exc}"
+        return self._labels[key]
+
+    def verdict(self, record: ExecutionRecord, instance: Instance) -> Verdict:
+        """The verdict on an execution that did not crash: re-judged from its final state when
+        the instance's environment is here, else the verdict stored in the record (runs made
+        before judging moved to the scorers), else a failure."""
+        env = self.environment(instance)
+        if env is None or record.state is None:
+            return Verdict(success=bool(record.success), f1=float(record.f1 or 0.0))
+        labels = self.label_states(env, instance)
+        if isinstance(labels, str):
+            return Verdict(success=False, f1=0.0, label_error=labels)
+        result = env.check(record.state, labels)
+        success = bool(result.success)
+        if self.success_f1 is not None:
+            success = result.f1 >= self.success_f1 - 1e-12
+        return Verdict(
+            success=success,
+            f1=float(result.f1),
+            precision=float(result.precision),
+            recall=float(result.recall),
+            label=result.label,
+        )
+
+    def plan_lcs(self, prediction: Prediction, instance: Instance) -> float | None:
+        """The plan similarity of the prediction's calls to the label programs, where the
+        instance's environment scores plans and the prediction is one whole plan (a multi-turn
+        loop's record, built turn by turn, has none); else what the record stored."""
+        env = self.environment(instance)
+        ex = prediction.execution
+        whole_plan = ex is None or ex.turns is None
+        if isinstance(env, PlanScored) and whole_plan:
+            return float(env.plan_lcs(prediction.calls, label_programs(instance)))
+        return ex.lcs if ex is not None and env is None else None
+
+
+def _success_f1(value: float | str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        out = float("nan")
+    if not 0.0 <= out <= 1.0:
+        raise UsageError(
+            f"environment scorer: success_f1 must be a number in [0, 1], got {value!r}"
+        )
+    return out
+
+
 @scorer(
     "environment",
     formats=("env:*",),
@@ -193,9 +311,15 @@ FIGURES = (
     "Tool/Param F1 and decision accuracy over every instance; plan LCS",
 )
 class EnvironmentScorer(SampleScorer):
-    """The figures of ``toollab bench``, one sample at a time."""
+    """The figures of ``toollab bench``, one sample at a time.
+
+    ``success_f1``: the dict-F1 a final state needs to count as a success (default: the
+    environment's own rule, a state equal to a label's)."""
 
     figures = FIGURES
+
+    def __init__(self, success_f1: float | str | None = None) -> None:
+        self.judge = Judge(_success_f1(success_f1))
 
     def score_sample(self, prediction: Prediction, instance: Instance) -> Row:
         calls = prediction.calls
@@ -224,8 +348,9 @@ class EnvironmentScorer(SampleScorer):
             return row
         ex = prediction.execution
         crashed = bool(prediction.error) or ex is None or ex.crashed
+        verdict = FAILED if crashed or ex is None else self.judge.verdict(ex, instance)
         row["crashed"] = float(crashed)
-        row["success"] = float(not crashed and ex is not None and bool(ex.success))
-        row["dict_f1"] = 0.0 if crashed or ex is None else float(ex.f1 or 0.0)
-        row["lcs"] = ex.lcs if ex is not None else None
+        row["success"] = float(verdict.success)
+        row["dict_f1"] = verdict.f1
+        row["lcs"] = self.judge.plan_lcs(prediction, instance) if ex is not None else None
         return row

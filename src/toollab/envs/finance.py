@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 from functools import lru_cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from toollab.envs.base import (
     BAD_VALUE,
@@ -21,6 +21,7 @@ from toollab.envs.base import (
     QueryLog,
     register_env,
 )
+from toollab.envs.taskset import TaskSet
 from toollab.tools.decorator import Param, tool
 
 OWNERS = ("Alice Moreau", "Bilal Khan", "Chen Wei", "Dana Novak")
@@ -86,6 +87,8 @@ def _money(v: float) -> float:
 class FinanceEnv(Environment):
     description = "Bank accounts: balances, history, transfers, deposits, withdrawals, bills."
     scenario = "FT"
+    #: the split policy of its generated data (goal templates: :mod:`toollab.envs.tasks.finance`)
+    tasks: ClassVar[TaskSet] = TaskSet("finance", lends_goals=True)
 
     def reset(self, seed: int = 0) -> None:
         self.seed = seed

@@ -13,7 +13,7 @@ import tempfile
 import weakref
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from toollab.envs.base import (
     BAD_ARGUMENTS,
@@ -23,6 +23,7 @@ from toollab.envs.base import (
     Environment,
     register_env,
 )
+from toollab.envs.taskset import TaskSet
 from toollab.schema import ToolCall
 from toollab.tools.decorator import Param, tool
 from toollab.tools.execution import CallResult
@@ -60,6 +61,13 @@ def confine(root: Path, path: str) -> Path:
 class WorkspaceEnv(Environment):
     description = "Manage files in a workspace: create, append, read, move, copy, delete, edit."
     scenario = "AM"
+    #: the split policy of its generated data (goal templates: :mod:`toollab.envs.tasks.workspace`)
+    tasks: ClassVar[TaskSet] = TaskSet(
+        "workspace",
+        also_serves=frozenset({"todo", "shopping_list"}),
+        inverses=(("create_file", "delete_file"),),
+        lends_goals=True,
+    )
 
     def __init__(self) -> None:
         self._dir: Path | None = None

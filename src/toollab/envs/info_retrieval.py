@@ -4,9 +4,10 @@ words and recipes.  Every tool reads it; the state is the sorted list of respons
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from toollab.envs.base import NOT_FOUND, EnvError, Environment, QueryLog, register_env
+from toollab.envs.taskset import TaskSet
 from toollab.tools.decorator import Param, tool
 
 #: id, title, author, year, genre
@@ -156,6 +157,9 @@ def _book(b: tuple[str, str, str, int, str]) -> dict[str, Any]:
 class InfoRetrievalEnv(Environment):
     description = "Look things up: books, country facts, word definitions, recipes."
     scenario = "IR"
+    #: the split policy of its generated data (the goal templates are in
+    #: :mod:`toollab.envs.tasks.info_retrieval`)
+    tasks: ClassVar[TaskSet] = TaskSet("info_retrieval", lends_goals=True)
 
     def reset(self, seed: int = 0) -> None:
         self.seed = seed

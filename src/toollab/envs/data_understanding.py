@@ -13,9 +13,10 @@ import statistics
 from collections import defaultdict
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from toollab.envs.base import BAD_VALUE, EnvError, Environment, QueryLog, register_env
+from toollab.envs.taskset import TaskSet
 from toollab.tools.decorator import Param, tool
 
 REGIONS = ("North", "South", "East", "West")
@@ -67,6 +68,9 @@ def _round(v: float) -> float | int:
 class DataUnderstandingEnv(Environment):
     description = "Statistics over a sales table: columns, stats, groups, counts, top rows."
     scenario = "DU"
+    #: the split policy of its generated data (the goal templates are in
+    #: :mod:`toollab.envs.tasks.data_understanding`)
+    tasks: ClassVar[TaskSet] = TaskSet("data_understanding", lends_goals=True)
 
     def reset(self, seed: int = 0) -> None:
         self.seed = seed

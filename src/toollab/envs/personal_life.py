@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from toollab.envs.base import (
     BAD_VALUE,
@@ -19,6 +19,7 @@ from toollab.envs.base import (
     QueryLog,
     register_env,
 )
+from toollab.envs.taskset import TaskSet
 from toollab.tools.decorator import Param, tool
 
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -42,6 +43,17 @@ def _date(s: str) -> str:
 class PersonalLifeEnv(Environment):
     description = "Personal organiser: calendar events, to-dos, alarms, contacts, shopping list."
     scenario = "PL"
+    #: the split policy of its generated data (the goal templates are in
+    #: :mod:`toollab.envs.tasks.personal_life`)
+    tasks: ClassVar[TaskSet] = TaskSet(
+        "personal_life",
+        inverses=(
+            ("add_event", "cancel_event"),
+            ("add_todo", "complete_todo"),
+            ("add_to_shopping_list", "remove_from_shopping_list"),
+        ),
+        lends_goals=True,
+    )
 
     def reset(self, seed: int = 0) -> None:
         self.seed = seed

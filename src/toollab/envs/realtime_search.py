@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import datetime as dt
 import zlib
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from toollab.envs.base import NOT_FOUND, EnvError, Environment, QueryLog, register_env
+from toollab.envs.taskset import TaskSet
 from toollab.tools.decorator import Param, tool
 
 CURRENCIES = {
@@ -70,6 +71,9 @@ def _h(*parts: Any) -> int:
 class RealtimeSearchEnv(Environment):
     description = "Live-style lookups: exchange rates, stock quotes, news, local time, flights."
     scenario = "RS"
+    #: the split policy of its generated data (the goal templates are in
+    #: :mod:`toollab.envs.tasks.realtime_search`)
+    tasks: ClassVar[TaskSet] = TaskSet("realtime_search", lends_goals=True)
 
     def reset(self, seed: int = 0) -> None:
         self.seed = seed

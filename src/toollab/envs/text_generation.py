@@ -10,9 +10,10 @@ from __future__ import annotations
 import random
 import re
 import uuid
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from toollab.envs.base import BAD_VALUE, EnvError, Environment, QueryLog, register_env
+from toollab.envs.taskset import TaskSet
 from toollab.tools.decorator import Param, tool
 
 CASES = ("upper", "lower", "title", "snake", "camel")
@@ -49,6 +50,9 @@ def _words(text: str) -> list[str]:
 class TextGenerationEnv(Environment):
     description = "Generate and transform text: ids, passwords, slugs, cases, counts, greetings."
     scenario = "TG"
+    #: the split policy of its generated data (the goal templates are in
+    #: :mod:`toollab.envs.tasks.text_generation`)
+    tasks: ClassVar[TaskSet] = TaskSet("text_generation", lends_goals=True)
 
     def reset(self, seed: int = 0) -> None:
         self.seed = seed
