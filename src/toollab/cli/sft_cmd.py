@@ -140,6 +140,11 @@ def sft_cmd(
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of sampling and augmentations."),
     no_tokens: bool = typer.Option(False, "--no-tokens", help="Skip token counting (no lengths in the card, no packing)."),
+    conversations: bool = typer.Option(
+        False, "--conversations",
+        help="Whole conversations of the environment sources (n = conversations): calls, real results, answers, follow-ups.",
+    ),
+    followups: int = typer.Option(2, "--followups", help="--conversations: at most this many user turns after the first."),
     json_out: bool = JsonOpt,
 ) -> None:  # fmt: skip
     """Export SFT examples (messages, tools, rendered text, loss spans) with a dataset card."""
@@ -186,6 +191,8 @@ def _export(p: dict[str, Any], json_out: bool) -> None:
         near_same_tools=p["near_same_tools"],
         count_tokens=not p["no_tokens"],
         drop_null_args=p["drop_null_args"],
+        conversations=p["conversations"],
+        followups=p["followups"],
     )
     with progress(transient=True) as bar:
         tasks: dict[str, Any] = {}

@@ -28,6 +28,7 @@ from toollab.schema import Instance
 from toollab.sft.augment import AugmentConfig, augment
 from toollab.sft.card import CardStats, env_complexity, render_card
 from toollab.sft.chat import ChatFormat, load_chat_format
+from toollab.sft.conversations import export_conversations
 from toollab.sft.guard import EvalSet, LeakageGuard, load_eval_set
 from toollab.sft.pack import Pair, conversation, pack_pairs
 from toollab.sft.sources import (
@@ -74,6 +75,10 @@ class SFTConfig:
     drop_null_args: bool = False
     #: count tokens with the bundled tokenizer (the card's token lengths, the packing budget)
     count_tokens: bool = True
+    #: export whole conversations of the environment sources (``toollab.sft.conversations``)
+    conversations: bool = False
+    #: at most this many user turns after the first in a conversation
+    followups: int = 2
 
     def __post_init__(self) -> None:
         if not self.sources:
@@ -297,6 +302,8 @@ def export_sft(cfg: SFTConfig, progress: Progress = _noop) -> ExportResult:
         timings[stage] = round(now - last, 3)
         last = now
 
+    if cfg.conversations:
+        return export_conversations(cfg, progress)
     out = cfg.out
     if out.exists() and out.is_dir():
         raise UsageError(f"--out {out} is a folder; give the .jsonl file to write")

@@ -27,7 +27,7 @@ from toollab.models.policy import CallPolicy, parse_constrained
 from toollab.parsing import ParseResult, ParseStatus
 from toollab.schema import Instance, Ref, Tool, ToolCall
 from toollab.templates.base import Template
-from toollab.templates.render import DEFAULT_NO_CALL_ANSWER, json_arguments
+from toollab.templates.render import DEFAULT_NO_CALL_ANSWER, grammar_order
 
 TargetFormat = Literal["constrained", "template"]
 TARGET_FORMATS: tuple[str, ...] = ("constrained", "template")
@@ -76,21 +76,6 @@ def same_calls(got: Sequence[ToolCall], gold: Sequence[ToolCall]) -> bool:
 
 
 # -- the constrained format ---------------------------------------------------------------------
-def grammar_order(call: ToolCall, tool: Tool | None) -> dict[str, Any]:
-    """The call's arguments in the order the decoding grammar writes them: the tool's required
-    parameters, then its optional ones, each in schema order; unknown names last (the schema
-    rejects them)."""
-    args = json_arguments(call.arguments)
-    if tool is None:
-        return args
-    props = list(tool.properties)
-    required = set(tool.required)
-    order = [p for p in props if p in required] + [p for p in props if p not in required]
-    out = {k: args[k] for k in order if k in args}
-    out.update({k: v for k, v in args.items() if k not in out})
-    return out
-
-
 def constrained_value(instance: Instance, tools: Sequence[Tool], policy: CallPolicy) -> Any:
     """The JSON value constrained decoding should produce for the instance's gold answer."""
     by_name = {t.name: t for t in tools}
@@ -164,7 +149,7 @@ class SchemaCache:
         return found
 
 
-def _schema_error(validator: Any, value: Any) -> tuple[str, str] | None:
+def schema_error(validator: Any, value: Any) -> tuple[str, str] | None:
     """(kind, detail) of the most specific reason the value is outside the schema (``None``:
     admitted): among every branch's errors, the one deepest in the value (the branch that
     matched furthest)."""
@@ -231,7 +216,7 @@ def make_target(
         value = constrained_value(instance, tools, policy)
         text = json.dumps(value, ensure_ascii=False)
         validator = (schemas or SchemaCache()).validator(tools, policy)
-        err = _schema_error(validator, value)
+        err = schema_error(validator, value)
         if err is not None:
             raise Rejected(*err)
         _check_parse(parse_constrained(text, policy), instance, "the constrained reader")

@@ -21,6 +21,21 @@ def json_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def grammar_order(call: ToolCall, tool: Tool | None) -> dict[str, Any]:
+    """The call's arguments in the order the decoding grammar writes them: the tool's required
+    parameters, then its optional ones, each in schema order; unknown names last (the schema
+    rejects them)."""
+    args = json_arguments(call.arguments)
+    if tool is None:
+        return args
+    props = list(tool.properties)
+    required = set(tool.required)
+    order = [p for p in props if p in required] + [p for p in props if p not in required]
+    out = {k: args[k] for k in order if k in args}
+    out.update({k: v for k, v in args.items() if k not in out})
+    return out
+
+
 def call_to_json(call: ToolCall) -> dict[str, Any]:
     """The OpenAI-style ``{"name", "arguments"}`` object of a call."""
     return {"name": call.name, "arguments": json_arguments(call.arguments)}
