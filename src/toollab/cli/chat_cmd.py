@@ -176,7 +176,8 @@ class ChatSession:
                 if earlier is None:
                     last = observation_text(next(results, {"error": "no result"}))
                     again = self.guard.record(call, last)
-                    console.print(f"  [cyan]→[/] {escape(last)}", highlight=False)
+                    same = " [yellow](the same result as before)[/]" if again else ""
+                    console.print(f"  [cyan]→[/] {escape(last)}{same}", highlight=False)
                 else:
                     last, again = earlier, True
                     console.print(

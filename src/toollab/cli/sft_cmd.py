@@ -123,6 +123,10 @@ def sft_cmd(
     distractors: int = typer.Option(0, "--distractors", help="Top the offered tools up to K (0: off)."),
     distractor_mode: str = typer.Option("random", "--distractor-mode", help="random | intra | inter | mix (DEER 2:1:2)."),
     nocall: float = typer.Option(0.0, "--nocall", help="Share of Call examples copied as NoCall without their gold tool."),
+    hard_nocall: float = typer.Option(
+        0.0, "--hard-nocall",
+        help="Share of single-call examples copied as NoCall offering the gold tool's nearest neighbours instead.",
+    ),
     mask: float = typer.Option(0.0, "--mask", help="Share of examples with masked tool/parameter names (Hammer)."),
     vary: float = typer.Option(0.0, "--vary", help="Share of examples with argument-order and value-format variety."),
     compose: float = typer.Option(0.0, "--compose", help="Share of single-call examples composed into several-call ones."),
@@ -178,6 +182,7 @@ def _export(p: dict[str, Any], json_out: bool) -> None:
             distractors=p["distractors"],
             distractor_mode=p["distractor_mode"],
             nocall=p["nocall"],
+            hard_nocall=p["hard_nocall"],
             mask=p["mask"],
             vary=p["vary"],
             compose=p["compose"],

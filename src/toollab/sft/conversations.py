@@ -201,7 +201,13 @@ def export_conversations(cfg: SFTConfig, progress: Progress) -> ExportResult:
                 check_steps(conv, schemas)
                 msgs, text, spans = render_conversation(conv, template, chat)
                 n_tok = counter.count(text) if counter is not None else 0
-                if n_tok > cfg.max_tokens:  # left truncation would cut the tool docs
+                # over the budget: the last user turns go (left truncation would cut the docs)
+                while n_tok > cfg.max_tokens and len(conv.turns) > 1 and counter is not None:
+                    conv.turns.pop()
+                    stats.augment_applied["user turns left out for the token budget"] += 1
+                    msgs, text, spans = render_conversation(conv, template, chat)
+                    n_tok = counter.count(text)
+                if n_tok > cfg.max_tokens:
                     raise Rejected("over the token budget", f"{n_tok} > {cfg.max_tokens} tokens")
             except Rejected as exc:
                 stats.reject(exc.kind, exc.detail, conv.id)
