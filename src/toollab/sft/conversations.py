@@ -31,12 +31,13 @@ from toollab.parsing import ParseStatus
 from toollab.sft.card import CardStats, render_card
 from toollab.sft.chat import ChatFormat, load_chat_format
 from toollab.sft.episodes import CALL, FOLLOW_UP, Conversation, EpisodeConfig, build_conversations
+from toollab.sft.result import ExportResult, build_guard, template_for
 from toollab.sft.sources import ENV_KIND
 from toollab.sft.targets import Rejected, SchemaCache, same_calls, schema_error
 from toollab.templates.base import Template
 
 if TYPE_CHECKING:
-    from toollab.sft.export import ExportResult, SFTConfig
+    from toollab.sft.export import SFTConfig
 
 Progress = Callable[[str, int, int], None]
 Message = dict[str, Any]
@@ -135,8 +136,6 @@ def _figures(written: list[Conversation]) -> dict[str, Any]:
 
 def export_conversations(cfg: SFTConfig, progress: Progress) -> ExportResult:
     """The ``--conversations`` export: every ``env:NAME,n=N`` source gives N conversations."""
-    from toollab.sft.export import ExportResult, _template, build_guard
-
     t0 = last = time.perf_counter()
     timings: dict[str, float] = {}
 
@@ -165,7 +164,7 @@ def export_conversations(cfg: SFTConfig, progress: Progress) -> ExportResult:
         counter = TokenCounter(
             Path(cfg.chat_template) if cfg.chat_template.endswith(".gguf") else None
         )
-    template = _template(cfg.template, chat)
+    template = template_for(cfg.template, chat)
     lap("setup")
     guard = build_guard(cfg, stats)
     lap("guard")

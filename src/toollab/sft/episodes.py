@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from toollab.agents.base import instance_seed
 from toollab.agents.conversation import (
     NO_TOOL_FITS,
     answer_turn,
@@ -309,8 +310,6 @@ def _answer_turn(inst: Instance, kind: str) -> UserTurn:
 
 def build_conversations(cfg: EpisodeConfig) -> list[Conversation]:
     """``cfg.n`` conversations of one environment (deterministic in the config)."""
-    from toollab.agents.base import instance_seed
-
     rng = random.Random(f"episodes|{cfg.env}|{cfg.seed}")
     # the train split of split seed 0 (the evaluation splits' seed): never a test combination
     pool = generate(cfg.env, "train", max(40, 3 * cfg.n), 0)

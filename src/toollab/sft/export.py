@@ -29,8 +29,9 @@ from toollab.sft.augment import AugmentConfig, augment
 from toollab.sft.card import CardStats, env_complexity, render_card
 from toollab.sft.chat import ChatFormat, load_chat_format
 from toollab.sft.conversations import export_conversations
-from toollab.sft.guard import EvalSet, LeakageGuard, load_eval_set
+from toollab.sft.guard import LeakageGuard
 from toollab.sft.pack import Pair, conversation, pack_pairs
+from toollab.sft.result import ExportResult, build_guard, template_for
 from toollab.sft.sources import (
     ENV_KIND,
     SourceSpec,
@@ -39,7 +40,7 @@ from toollab.sft.sources import (
     take,
 )
 from toollab.sft.targets import TARGET_FORMATS, Rejected, SchemaCache, make_target
-from toollab.templates.base import Template, get_template
+from toollab.templates.base import Template
 
 PACK_MODES = ("none", "all-shot")
 
@@ -109,22 +110,6 @@ class SFTConfig:
         }
 
 
-@dataclass
-class ExportResult:
-    path: Path
-    card: Path
-    stats: CardStats
-    seconds: float
-    #: seconds per stage: setup (chat format, tokenizer), guard (loading the evaluation sets),
-    #: load (sources), screen (guard checks), augment, check (targets), write (render, spans,
-    #: tokens, file), card
-    timings: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def figures(self) -> dict[str, Any]:
-        return self.stats.figures()
-
-
 Progress = Callable[[str, int, int], None]
 
 
@@ -165,24 +150,6 @@ def gather(cfg: SFTConfig, stats: CardStats) -> tuple[list[Instance], list[Insta
     return out, everything
 
 
-def build_guard(cfg: SFTConfig, stats: CardStats) -> LeakageGuard:
-    sets: list[EvalSet] = [load_eval_set(name, path) for name, path in cfg.guards]
-    stats.guards = [
-        f"{s.name} ({len(s.queries)} queries"
-        + (f", {len(s.held_out_tools)} held-out tools)" if s.held_out_tools else ")")
-        + f" from {s.path}"
-        for s in sets
-    ]
-    stats.guards.append(
-        "environment test splits (test API combinations of seed(s) "
-        f"{', '.join(map(str, cfg.env_seeds))}; query texts reserved for evaluation)"
-    )
-    stats.unguarded = list(cfg.unguarded)
-    return LeakageGuard(
-        sets, near=cfg.near, near_same_tools=cfg.near_same_tools, env_seeds=cfg.env_seeds
-    )
-
-
 def _guarded(insts: list[Instance], guard: LeakageGuard, stats: CardStats) -> list[Instance]:
     kept = []
     for inst in insts:
@@ -200,7 +167,7 @@ class Renderer:
     def __init__(self, cfg: SFTConfig, chat: ChatFormat) -> None:
         self.cfg = cfg
         self.chat = chat
-        self.template: Template = _template(cfg.template, chat)
+        self.template: Template = template_for(cfg.template, chat)
         self.schemas = SchemaCache()
 
     def pair(self, inst: Instance) -> Pair:
@@ -249,14 +216,6 @@ def _without_nulls(inst: Instance, stats: CardStats) -> Instance:
         return inst
     stats.augment_applied["null arguments left out"] += changed
     return inst.model_copy(update={"gold": gold})
-
-
-def _template(name: str, chat: ChatFormat) -> Template:
-    if name == "chat":
-        from toollab.templates.chat_template import ChatTemplate
-
-        return ChatTemplate(chat_template=chat.source, special_tokens=chat.special_tokens)
-    return get_template(name)
 
 
 def record(
