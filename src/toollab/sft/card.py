@@ -147,6 +147,10 @@ def _conversation_section(c: dict[str, Any]) -> list[str]:
                 ("steps per conversation (mean / max)", f"{steps['mean']} / {steps['max']}"),
                 ("calls followed by their real result", c["calls_with_real_results"]),
                 ("answers after the results", c["answers_after_results"]),
+                (
+                    "last user turns left out (over the token budget)",
+                    c.get("user_turns_left_out_for_the_budget", 0),
+                ),
             ],
         ),
         "",

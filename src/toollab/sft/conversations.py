@@ -194,6 +194,7 @@ def export_conversations(cfg: SFTConfig, progress: Progress) -> ExportResult:
     lap("screen")
     schemas = SchemaCache()
     written: list[Conversation] = []
+    trimmed = 0  # user turns left out for the token budget
     with atomic_write(out) as fh:
         for n, conv in enumerate(kept):
             try:
@@ -203,7 +204,7 @@ def export_conversations(cfg: SFTConfig, progress: Progress) -> ExportResult:
                 # over the budget: the last user turns go (left truncation would cut the docs)
                 while n_tok > cfg.max_tokens and len(conv.turns) > 1 and counter is not None:
                     conv.turns.pop()
-                    stats.augment_applied["user turns left out for the token budget"] += 1
+                    trimmed += 1
                     msgs, text, spans = render_conversation(conv, template, chat)
                     n_tok = counter.count(text)
                 if n_tok > cfg.max_tokens:
@@ -223,7 +224,7 @@ def export_conversations(cfg: SFTConfig, progress: Progress) -> ExportResult:
                 stats.loss_tokens.append(sum(counter.count(text[s:e]) for s, e in spans))
             progress("write", n + 1, len(kept))
     lap("write")
-    stats.conversation = _figures(written)
+    stats.conversation = {**_figures(written), "user_turns_left_out_for_the_budget": trimmed}
     summary = cfg.summary()
     summary["target"] = "conversation (every assistant step a target)"
     summary["followups"] = cfg.followups
