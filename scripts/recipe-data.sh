@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# The training data of the shipped recipe `smollm2-135m-tools` (toollab train recipe), written
-# into ./sft-data/<name>/examples.jsonl, each with its dataset card (README.md) beside it.
+# The training data of the recipes `smollm2-135m-tools` (the shipped model) and
+# `smollm2-135m-tools-loop` (the next one), written into ./sft-data/<name>/examples.jsonl, each
+# with its dataset card (README.md) beside it, and the loop recipe's mix card
+# (./sft-data/loop-MIX.md: every choice, the counts and the shares of the draws).
 #
 #   scripts/recipe-data.sh [DATA]     # DATA: the folder holding deer/, seal-tools/, bfcl/
 #
 # Every file is guarded against every default evaluation set (BFCL, the Seal-Tools test
 # splits, DEER's test set and its 77 unseen tools, the environments' test splits): an example
-# that reaches one of them is dropped and counted in its card. About a minute on 2 cores.
+# that reaches one of them is dropped and counted in its card. About five minutes on 2 cores.
 set -euo pipefail
 D="${1:-${TOOLLAB_SHARED_DATA:-../shared/data}}"
 OUT=sft-data
@@ -35,3 +37,44 @@ toollab data sft --out "$OUT/seal-tools-dev/examples.jsonl" \
 # shellcheck disable=SC2046
 toollab data sft --out "$OUT/envs-train/examples.jsonl" \
   $(for e in $ENVS; do echo --env "$e"; done) --n 100 --guard-root "$D" --seed 2
+
+# -- smollm2-135m-tools-loop (docs/recipe-loop.md says why each line is as it is) ----------------
+
+# Whole conversations, 120 per environment: the first turn's program run step by step with its
+# real results, the answer from the observed values, up to 2 follow-up user turns (a call in
+# the world the earlier turns left, a request no tool fits, a question answered without a tool).
+# shellcheck disable=SC2046
+toollab data sft --out "$OUT/loop-conversations/examples.jsonl" --conversations \
+  $(for e in $ENVS; do echo --source "env:$e,n=120"; done) --followups 2 \
+  --guard-root "$D" --seed 5
+
+# Multi-call programs: the Call instances with 2 to 5 calls among 900 train instances of each
+# environment, 30 % with masked function and parameter names.
+# shellcheck disable=SC2046
+toollab data sft --out "$OUT/loop-envs-multi/examples.jsonl" \
+  $(for e in $ENVS; do echo --source "env:$e,n=900,calls=2-5"; done) --mask 0.3 \
+  --guard-root "$D" --seed 6
+
+# Every branch (Call, NoCall, NoSearch) of 250 train instances per environment, and a hard
+# no-call copy of each single-call one (the nearest tools of environments that cannot serve the
+# request), 30 % masked.
+# shellcheck disable=SC2046
+toollab data sft --out "$OUT/loop-envs-single/examples.jsonl" \
+  $(for e in $ENVS; do echo --source "env:$e,n=250"; done) --hard-nocall 1.0 --mask 0.3 \
+  --guard-root "$D" --seed 7
+
+# Seal-Tools dev with composed multi-call requests (30 % of the single calls, 2-3 at a time),
+# 20 % masked.
+toollab data sft --out "$OUT/loop-seal-dev/examples.jsonl" \
+  --source "seal-tools:$D/seal-tools/dev.jsonl" --compose 0.3 --compose-max 3 --mask 0.2 \
+  --guard-root "$D" --seed 8
+
+# DEER's seen-tool examples with 10 % NoCall copies (not 40 %: they are easy negatives), weighted
+# down to 0.3 in the recipe.
+toollab data sft --out "$OUT/deer-seen-loop/examples.jsonl" \
+  --source "deer-examples:$D/deer/tool.json,n=3000" \
+  --distractors 5 --distractor-mode mix --nocall 0.1 --drop-null-args \
+  --guard-root "$D" --seed 3
+
+RECIPE=$(python -c "from toollab.train.recipes import recipe_path; print(recipe_path('smollm2-135m-tools-loop'))")
+python -m toollab.sft.mix "$RECIPE" "$OUT/loop-MIX.md" "$(dirname "$0")/../docs/recipe-loop.md"

@@ -130,13 +130,17 @@ def test_constrained_needs_tools_and_backend_support(tools_file: Path) -> None:
     assert first["properties"]["name"] == {"const": "add"}  # the first answer must call
     assert "decision" in json.dumps(second)  # later ones may answer
     assert all(r.options.native_tools is False for r in model.requests)
-    # the history holds the call in the template's own format, then the answer
+    # the history holds each step as the conversation protocol writes it (what the training
+    # conversations hold), whatever shape the first step was decoded in
     assert session.messages[2] == {
         "role": "assistant",
-        "content": '{"name": "add", "arguments": {"a": 2, "b": 3}}',
+        "content": '{"decision": "call", "call": {"name": "add", "arguments": {"a": 2, "b": 3}}}',
     }
     assert session.messages[3]["role"] == "tool" and session.messages[3]["content"] == "5"
-    assert session.messages[4] == {"role": "assistant", "content": "It is 5."}
+    assert session.messages[4] == {
+        "role": "assistant",
+        "content": '{"decision": "no_call", "answer": "It is 5."}',
+    }
 
 
 @pytest.mark.slow

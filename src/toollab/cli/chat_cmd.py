@@ -23,9 +23,19 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.panel import Panel
 from rich.text import Text
 
+from toollab.agents.conversation import (
+    RepeatGuard,
+    answer_turn,
+    observation_text,
+    plain,
+    tool_message,
+    turn_policy,
+    turn_text,
+)
 from toollab.cli.common import console, handle_errors
 from toollab.models.base import ChatRequest, GenerateOptions, Message, Model, ModelOutput, run_sync
 from toollab.models.policy import CallPolicy, PolicyOutcome, run_policy
@@ -36,19 +46,9 @@ from toollab.tools import Executor, Sandbox, ToolPool
 from toollab.tools.toolfile import load_confined
 
 
-def _plain(value: Any) -> Any:
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json", exclude_none=True)
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
-
-
 def _show_call(call: ToolCall) -> str:
     args = ", ".join(
-        f"{k}={json.dumps(_plain(v), ensure_ascii=False)}"
+        f"{k}={json.dumps(plain(v), ensure_ascii=False)}"
         for k, v in call.model_dump()["arguments"].items()
     )
     return f"{call.name}({args})"
@@ -62,7 +62,10 @@ class ChatSession:
     answer to a message is exactly one call to a loaded tool with valid arguments when
     ``require_call`` (a small model given the choice nearly always declines), every later one is
     decision-first — one call, or ``{"decision": "no_call", "answer": ...}``.  The history holds
-    the calls in the template's own format.
+    each step as the conversation protocol writes it (:mod:`toollab.agents.conversation`:
+    ``{"decision": "call", "call": ...}`` / ``{"decision": "no_call", "answer": ...}``), exactly
+    what the training conversations of ``toollab data sft --conversations`` hold; unconstrained,
+    it holds the model's own text.
     """
 
     def __init__(
@@ -87,6 +90,7 @@ class ChatSession:
         self.constrained = bool(constrained and tools and model.supports_constraints)
         self.require_call = require_call
         self.messages: list[Message] = []
+        self.guard = RepeatGuard()
         self.reset()
 
     def reset(self) -> None:
@@ -96,9 +100,7 @@ class ChatSession:
 
     def policy(self, first_step: bool) -> CallPolicy:
         """The constraint of one answer (only used when :attr:`constrained`)."""
-        if first_step and self.require_call:
-            return CallPolicy.single()
-        return CallPolicy.decision_first(max_calls=1)
+        return turn_policy(first_step, self.require_call)
 
     def _answer(self, first_step: bool) -> tuple[ModelOutput, ParseResult, str]:
         """One model answer: (the model output, what it says, the assistant text to keep)."""
@@ -109,13 +111,10 @@ class ChatSession:
             )
             out = outcome.outputs[-1]
             result = outcome.result
-            if result.calls:
-                content = self.template.render_calls(list(result.calls))
-            elif not result.is_error:
-                content = self.template.render_answer(result.text)
-            else:
-                content = outcome.raw
-            return out, result, content
+            # the history holds the protocol's own rendering of what was read (see
+            # toollab.agents.conversation): the prompts the training conversations were made of
+            content = turn_text(result, self.tools)
+            return out, result, outcome.raw if content is None else content
         req = ChatRequest(messages=list(self.messages), tools=self.tools, options=self.options)
         out = run_sync(self.model.safe_request(req))
         if out.tool_calls:
@@ -133,9 +132,13 @@ class ChatSession:
 
         A model error drops the whole turn — the message and any tool rounds it started — so
         the history never keeps a message without its answer or a call without its result.
+        A call identical to one already answered in this turn is not run again
+        (:class:`~toollab.agents.conversation.RepeatGuard`): the first repeat is told the result
+        is known, the second ends the turn with that result as the answer.
         """
         start = len(self.messages)
         self.messages.append({"role": "user", "content": text})
+        self.guard.new_turn()
         for step in range(self.max_steps):
             out, parsed, content = self._answer(first_step=step == 0)
             if out.error:
@@ -157,31 +160,49 @@ class ChatSession:
             calls = list(parsed.calls)
             if not calls:
                 reply = parsed.text if parsed.text is not None else out.text
-                console.print(
-                    Panel(
-                        Text(reply.strip() or "(empty answer)"),
-                        title="answer",
-                        border_style="green",
-                    )
-                )
+                self._show_answer(reply)
                 self.messages.append({"role": "assistant", "content": content})
                 return reply
             assistant: Message = {"role": "assistant", "content": content}
             if out.tool_calls and not self.constrained:
                 assistant["tool_calls"] = [c.to_openai() for c in out.tool_calls]
             self.messages.append(assistant)
-            results = self._execute(calls)
-            for i, call in enumerate(calls):
-                result = _plain(results[i]) if i < len(results) else {"error": "no result"}
-                shown = json.dumps(result, ensure_ascii=False, default=str)
+            known = [self.guard.known(c) for c in calls]
+            fresh = [c for c, k in zip(calls, known, strict=True) if k is None]
+            results = iter(self._execute(fresh) if fresh else [])
+            last, repeated = "", False
+            for call, earlier in zip(calls, known, strict=True):
                 console.print(f"[bold magenta]call[/] {_show_call(call)}", highlight=False)
-                console.print(f"  [cyan]→[/] {shown}", highlight=False)
-                msg: Message = {"role": "tool", "name": call.name, "content": shown}
-                if call.id:
-                    msg["tool_call_id"] = call.id
-                self.messages.append(msg)
+                if earlier is None:
+                    last = observation_text(next(results, {"error": "no result"}))
+                    again = self.guard.record(call, last)
+                    same = " [yellow](the same result as before)[/]" if again else ""
+                    console.print(f"  [cyan]→[/] {escape(last)}{same}", highlight=False)
+                else:
+                    last, again = earlier, True
+                    console.print(
+                        f"  [cyan]→[/] {escape(last)} [yellow](known: not run again)[/]",
+                        highlight=False,
+                    )
+                repeated = repeated or again
+                body = self.guard.note(last) if again else last
+                self.messages.append(tool_message(call, body))
+            if repeated and not self.guard.repeat():
+                console.print("[yellow]the model repeated a call already answered; its result:[/]")
+                self._show_answer(last)
+                self.messages.append({"role": "assistant", "content": self._answer_text(last)})
+                return last
         console.print(f"[yellow]stopped after {self.max_steps} rounds of calls[/]")
         return None
+
+    def _show_answer(self, reply: str) -> None:
+        console.print(
+            Panel(Text(reply.strip() or "(empty answer)"), title="answer", border_style="green")
+        )
+
+    def _answer_text(self, text: str) -> str:
+        """The history text of an answer given for the model (the repeat guard's)."""
+        return answer_turn(text) if self.constrained else self.template.render_answer(text)
 
 
 def _load_tools(

@@ -123,6 +123,10 @@ def sft_cmd(
     distractors: int = typer.Option(0, "--distractors", help="Top the offered tools up to K (0: off)."),
     distractor_mode: str = typer.Option("random", "--distractor-mode", help="random | intra | inter | mix (DEER 2:1:2)."),
     nocall: float = typer.Option(0.0, "--nocall", help="Share of Call examples copied as NoCall without their gold tool."),
+    hard_nocall: float = typer.Option(
+        0.0, "--hard-nocall",
+        help="Share of single-call examples copied as NoCall offering the gold tool's nearest neighbours instead.",
+    ),
     mask: float = typer.Option(0.0, "--mask", help="Share of examples with masked tool/parameter names (Hammer)."),
     vary: float = typer.Option(0.0, "--vary", help="Share of examples with argument-order and value-format variety."),
     compose: float = typer.Option(0.0, "--compose", help="Share of single-call examples composed into several-call ones."),
@@ -140,6 +144,11 @@ def sft_cmd(
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of sampling and augmentations."),
     no_tokens: bool = typer.Option(False, "--no-tokens", help="Skip token counting (no lengths in the card, no packing)."),
+    conversations: bool = typer.Option(
+        False, "--conversations",
+        help="Whole conversations of the environment sources (n = conversations): calls, real results, answers, follow-ups.",
+    ),
+    followups: int = typer.Option(2, "--followups", help="--conversations: at most this many user turns after the first."),
     json_out: bool = JsonOpt,
 ) -> None:  # fmt: skip
     """Export SFT examples (messages, tools, rendered text, loss spans) with a dataset card."""
@@ -173,6 +182,7 @@ def _export(p: dict[str, Any], json_out: bool) -> None:
             distractors=p["distractors"],
             distractor_mode=p["distractor_mode"],
             nocall=p["nocall"],
+            hard_nocall=p["hard_nocall"],
             mask=p["mask"],
             vary=p["vary"],
             compose=p["compose"],
@@ -186,6 +196,8 @@ def _export(p: dict[str, Any], json_out: bool) -> None:
         near_same_tools=p["near_same_tools"],
         count_tokens=not p["no_tokens"],
         drop_null_args=p["drop_null_args"],
+        conversations=p["conversations"],
+        followups=p["followups"],
     )
     with progress(transient=True) as bar:
         tasks: dict[str, Any] = {}

@@ -46,7 +46,7 @@ from toollab.models.constrain import (
 )
 from toollab.parsing import ParseResult, parse
 from toollab.schema import Decision, Instance, Tool, ToolCall
-from toollab.schema.call import _refs_to_json
+from toollab.schema.order import grammar_order
 
 _NO_CALL_RE = re.compile(r'\{\s*"decision"\s*:\s*"no_call"')
 _CALL_RE = re.compile(r'\{\s*"decision"\s*:\s*"call"')
@@ -203,21 +203,6 @@ def constrained_options(
 
 
 # -- writing a constrained answer ------------------------------------------------------------
-def grammar_order(call: ToolCall, tool: Tool | None) -> dict[str, Any]:
-    """The call's arguments in the order the decoding grammar writes them: the tool's required
-    parameters, then its optional ones, each in schema order; unknown names last (the schema
-    rejects them).  References are ``{"$ref": label}``."""
-    args: dict[str, Any] = _refs_to_json(call.arguments)
-    if tool is None:
-        return args
-    props = list(tool.properties)
-    required = set(tool.required)
-    order = [p for p in props if p in required] + [p for p in props if p not in required]
-    out = {k: args[k] for k in order if k in args}
-    out.update({k: v for k, v in args.items() if k not in out})
-    return out
-
-
 def constrained_answer(calls: Sequence[ToolCall], tools: Sequence[Tool], policy: CallPolicy) -> Any:
     """The JSON value constrained decoding under ``policy`` writes for ``calls`` (one or more):
     a call object, an array, or the decision object around them, arguments in grammar order

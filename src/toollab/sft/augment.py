@@ -6,6 +6,9 @@
 * :func:`no_call_copies` — for a share of Call instances, a copy with the gold tools removed
   from the offered tools (topped up from the pool when nothing is left): a NoCall whose right
   answer is to call nothing.
+* :func:`~toollab.sft.negatives.hard_no_call_copies` — for a share of single-call environment
+  instances, a copy offering the gold tool's nearest neighbours among the tools that cannot
+  serve the request (Hammer-style irrelevance).
 * :func:`mask_names` — Hammer's function and parameter name masking: random names for every
   offered tool and its top-level parameters, the gold calls renamed consistently, descriptions
   kept, so the model must read them.
@@ -32,6 +35,7 @@ import numpy as np
 
 from toollab.errors import UsageError
 from toollab.schema import Decision, GoldCall, Instance, Ref, Tool
+from toollab.sft.negatives import MAX_SIMILARITY, hard_no_call_copies
 from toollab.sft.targets import ALLOW_NO_CALL, policy_for
 
 SAMPLING_MODES = ("random", "intra", "inter", "mix")
@@ -46,6 +50,9 @@ class AugmentConfig:
     distractor_mode: str = "random"
     #: share of Call instances that also give a NoCall copy without their gold tools
     nocall: float = 0.0
+    #: share of single-call instances that also give a hard NoCall copy: the gold tool's
+    #: nearest neighbours offered instead of it (:mod:`toollab.sft.negatives`)
+    hard_nocall: float = 0.0
     #: share of instances whose tool and parameter names are masked
     mask: float = 0.0
     #: share of instances given argument-order and value-format variety
@@ -57,10 +64,11 @@ class AugmentConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for key in ("nocall", "mask", "vary", "compose"):
+        for key in ("nocall", "hard_nocall", "mask", "vary", "compose"):
             value = getattr(self, key)
             if not 0.0 <= value <= 1.0:
-                raise UsageError(f"--{key} is a share between 0 and 1, got {value}")
+                flag = key.replace("_", "-")
+                raise UsageError(f"--{flag} is a share between 0 and 1, got {value}")
         if self.distractors < 0:
             raise UsageError(f"--distractors must be >= 0, got {self.distractors}")
         if self.compose_max < 2:
@@ -77,6 +85,10 @@ class AugmentConfig:
             out.append(f"distractors (k={self.distractors}, {self.distractor_mode})")
         if self.nocall:
             out.append(f"nocall ({self.nocall:g})")
+        if self.hard_nocall:
+            out.append(
+                f"hard nocall ({self.hard_nocall:g}, nearest tools below {MAX_SIMILARITY:g})"
+            )
         if self.mask:
             out.append(f"mask ({self.mask:g})")
         if self.vary:
@@ -440,7 +452,8 @@ def augment(
     held_out: set[tuple[str, str]],
     pool_from: Sequence[Instance] | None = None,
 ) -> tuple[list[Instance], AugmentReport]:
-    """Every active augmentation, in a fixed order: compose, nocall, distractors, vary, mask.
+    """Every active augmentation, in a fixed order: compose, nocall, hard nocall, distractors,
+    vary, mask.
 
     Distractors and NoCall replacements are drawn from the tools of ``pool_from`` (default: the
     instances themselves), per source, held-out tools left out."""
@@ -448,6 +461,7 @@ def augment(
     pools = tool_pools(instances if pool_from is None else pool_from, held_out)
     out = compose(instances, cfg, rep)
     out = no_call_copies(out, pools, cfg, rep)
+    out = hard_no_call_copies(out, cfg.hard_nocall, cfg.seed, rep.applied, rep.skipped)
     out = add_distractors(out, pools, cfg, rep)
     out = vary_format(out, cfg, rep)
     out = mask_names(out, cfg, rep)

@@ -39,6 +39,8 @@ class CardStats:
     augmentations: list[str] = field(default_factory=list)
     complexity: dict[str, dict[str, float | None]] = field(default_factory=dict)
     over_budget: int = 0
+    #: figures of a conversation export (``toollab.sft.conversations``); empty otherwise
+    conversation: dict[str, Any] = field(default_factory=dict)
 
     def reject(self, kind: str, detail: str, inst_id: str) -> None:
         self.rejected[kind] += 1
@@ -78,6 +80,7 @@ class CardStats:
             "augment_applied": dict(self.augment_applied),
             "augment_skipped": dict(self.augment_skipped),
             "api_complexity": self.complexity,
+            "conversation": self.conversation,
         }
 
 
@@ -124,6 +127,43 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
+def _conversation_section(c: dict[str, Any]) -> list[str]:
+    steps = c["steps_per_conversation"]
+    return [
+        "## Conversations",
+        "",
+        "Each record is one conversation in one environment world: the first user turn's gold "
+        "program executed step by step with its real results, then the answer built from the "
+        "observed values; follow-up user turns (a call drawn in the world the earlier turns "
+        "left, never an identical call with an identical result; a request no tool fits, "
+        "answered in text; a question answered without a tool). Every assistant step is a loss "
+        "span. The branch and call counts above are per user turn.",
+        "",
+        _table(
+            ["figure", "value"],
+            [
+                ("conversations", c["conversations"]),
+                ("assistant steps (loss spans)", c["assistant_steps"]),
+                ("steps per conversation (mean / max)", f"{steps['mean']} / {steps['max']}"),
+                ("calls followed by their real result", c["calls_with_real_results"]),
+                ("answers after the results", c["answers_after_results"]),
+                (
+                    "last user turns left out (over the token budget)",
+                    c.get("user_turns_left_out_for_the_budget", 0),
+                ),
+            ],
+        ),
+        "",
+        _table(["user turn kind", "turns"], list(c["user_turns"].items())),
+        "",
+        _table(
+            ["user turns per conversation", "conversations"],
+            list(c["user_turns_per_conversation"].items()),
+        ),
+        "",
+    ]
+
+
 def render_card(stats: CardStats, config: dict[str, Any], file_name: str) -> str:
     f = stats.figures()
     total = max(1, f["examples"])
@@ -168,6 +208,8 @@ def render_card(stats: CardStats, config: dict[str, Any], file_name: str) -> str
         _table(["source", "examples"], list(f["by_source"].items())),
         "",
     ]
+    if f["conversation"]:
+        parts += _conversation_section(f["conversation"])
     if f["api_complexity"]:
         parts += [
             "## API complexity (SambaNova ToolBench)",

@@ -28,8 +28,10 @@ from toollab.schema import Instance
 from toollab.sft.augment import AugmentConfig, augment
 from toollab.sft.card import CardStats, env_complexity, render_card
 from toollab.sft.chat import ChatFormat, load_chat_format
-from toollab.sft.guard import EvalSet, LeakageGuard, load_eval_set
+from toollab.sft.conversations import export_conversations
+from toollab.sft.guard import LeakageGuard
 from toollab.sft.pack import Pair, conversation, pack_pairs
+from toollab.sft.result import ExportResult, build_guard, template_for
 from toollab.sft.sources import (
     ENV_KIND,
     SourceSpec,
@@ -38,7 +40,7 @@ from toollab.sft.sources import (
     take,
 )
 from toollab.sft.targets import TARGET_FORMATS, Rejected, SchemaCache, make_target
-from toollab.templates.base import Template, get_template
+from toollab.templates.base import Template
 
 PACK_MODES = ("none", "all-shot")
 
@@ -74,6 +76,10 @@ class SFTConfig:
     drop_null_args: bool = False
     #: count tokens with the bundled tokenizer (the card's token lengths, the packing budget)
     count_tokens: bool = True
+    #: export whole conversations of the environment sources (``toollab.sft.conversations``)
+    conversations: bool = False
+    #: at most this many user turns after the first in a conversation
+    followups: int = 2
 
     def __post_init__(self) -> None:
         if not self.sources:
@@ -102,22 +108,6 @@ class SFTConfig:
             "drop_null_args": self.drop_null_args,
             "env_test_seed": self.env_seeds[0] if self.env_seeds else 0,
         }
-
-
-@dataclass
-class ExportResult:
-    path: Path
-    card: Path
-    stats: CardStats
-    seconds: float
-    #: seconds per stage: setup (chat format, tokenizer), guard (loading the evaluation sets),
-    #: load (sources), screen (guard checks), augment, check (targets), write (render, spans,
-    #: tokens, file), card
-    timings: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def figures(self) -> dict[str, Any]:
-        return self.stats.figures()
 
 
 Progress = Callable[[str, int, int], None]
@@ -160,24 +150,6 @@ def gather(cfg: SFTConfig, stats: CardStats) -> tuple[list[Instance], list[Insta
     return out, everything
 
 
-def build_guard(cfg: SFTConfig, stats: CardStats) -> LeakageGuard:
-    sets: list[EvalSet] = [load_eval_set(name, path) for name, path in cfg.guards]
-    stats.guards = [
-        f"{s.name} ({len(s.queries)} queries"
-        + (f", {len(s.held_out_tools)} held-out tools)" if s.held_out_tools else ")")
-        + f" from {s.path}"
-        for s in sets
-    ]
-    stats.guards.append(
-        "environment test splits (test API combinations of seed(s) "
-        f"{', '.join(map(str, cfg.env_seeds))}; query texts reserved for evaluation)"
-    )
-    stats.unguarded = list(cfg.unguarded)
-    return LeakageGuard(
-        sets, near=cfg.near, near_same_tools=cfg.near_same_tools, env_seeds=cfg.env_seeds
-    )
-
-
 def _guarded(insts: list[Instance], guard: LeakageGuard, stats: CardStats) -> list[Instance]:
     kept = []
     for inst in insts:
@@ -195,7 +167,7 @@ class Renderer:
     def __init__(self, cfg: SFTConfig, chat: ChatFormat) -> None:
         self.cfg = cfg
         self.chat = chat
-        self.template: Template = _template(cfg.template, chat)
+        self.template: Template = template_for(cfg.template, chat)
         self.schemas = SchemaCache()
 
     def pair(self, inst: Instance) -> Pair:
@@ -246,14 +218,6 @@ def _without_nulls(inst: Instance, stats: CardStats) -> Instance:
     return inst.model_copy(update={"gold": gold})
 
 
-def _template(name: str, chat: ChatFormat) -> Template:
-    if name == "chat":
-        from toollab.templates.chat_template import ChatTemplate
-
-        return ChatTemplate(chat_template=chat.source, special_tokens=chat.special_tokens)
-    return get_template(name)
-
-
 def record(
     renderer: Renderer,
     pairs: list[Pair],
@@ -297,6 +261,8 @@ def export_sft(cfg: SFTConfig, progress: Progress = _noop) -> ExportResult:
         timings[stage] = round(now - last, 3)
         last = now
 
+    if cfg.conversations:
+        return export_conversations(cfg, progress)
     out = cfg.out
     if out.exists() and out.is_dir():
         raise UsageError(f"--out {out} is a folder; give the .jsonl file to write")

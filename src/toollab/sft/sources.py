@@ -5,7 +5,8 @@ A source is written ``KIND:TARGET[,key=value...]``:
 
 * ``seal-tools:../shared/data/seal-tools/dev.jsonl`` — any adapter format and path; keys other
   than the ones below are the adapter's options (``splits=dev``);
-* ``env:weather`` — an environment's split (``split=train`` by default, ``n=200``, ``seed=0``);
+* ``env:weather`` — an environment's split (``split=train`` by default, ``n=200``, ``seed=0``;
+  ``calls=2-5`` keeps only the Call instances of the ``n`` generated with 2 to 5 calls);
 * ``deer-examples:../shared/data/deer/tool.json`` — the ~9.4k examples DEER's tools carry,
   one single-call instance each, offering the gold tool (add distractors with the
   ``distractors`` augmentation);
@@ -49,12 +50,15 @@ class SourceSpec:
     n: int | None = None
     split: str = "train"
     seed: int = 0
+    #: environments: keep only the Call instances with this many calls (low, high)
+    calls: tuple[int, int] | None = None
     options: dict[str, str] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
         if self.kind == ENV_KIND:
-            return f"env:{self.target}/{self.split}"
+            calls = f"/calls={self.calls[0]}-{self.calls[1]}" if self.calls else ""
+            return f"env:{self.target}/{self.split}{calls}"
         return f"{self.kind}:{self.target}"
 
 
@@ -91,14 +95,26 @@ def parse_source(text: str) -> SourceSpec:
             spec.seed = _number(key, value, text, int)
         elif key == "split":
             spec.split = value
+        elif key == "calls" and spec.kind == ENV_KIND:
+            spec.calls = _call_range(value, text)
         else:
             spec.options[key] = value
     if spec.kind == ENV_KIND and spec.options:
         raise UsageError(
-            f"source {text!r}: an environment takes split=, n=, seed=, weight= only, not "
+            f"source {text!r}: an environment takes split=, n=, seed=, weight=, calls= only, not "
             f"{', '.join(sorted(spec.options))}"
         )
     return spec
+
+
+def _call_range(value: str, text: str) -> tuple[int, int]:
+    """``calls=2-5`` (or ``calls=3``) → (2, 5)."""
+    lo, _, hi = value.partition("-")
+    low = _number("calls", lo.strip(), text, int)
+    high = _number("calls", hi.strip(), text, int) if hi.strip() else low
+    if low < 1 or high < low:
+        raise UsageError(f"source {text!r}: calls={value!r} must be LOW-HIGH with 1 <= LOW <= HIGH")
+    return low, high
 
 
 def _env_instances(spec: SourceSpec) -> list[Instance]:
@@ -111,7 +127,11 @@ def _env_instances(spec: SourceSpec) -> list[Instance]:
         )
     if spec.n is None:
         raise UsageError(f"source env:{spec.target}: give n=N (the splits are unbounded)")
-    return generate(spec.target, "train", spec.n, spec.seed)
+    out = generate(spec.target, "train", spec.n, spec.seed)
+    if spec.calls is not None:
+        low, high = spec.calls
+        out = [i for i in out if low <= len(i.gold) <= high]
+    return out
 
 
 def deer_examples(path: Path) -> list[Instance]:

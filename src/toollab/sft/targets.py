@@ -134,7 +134,7 @@ class SchemaCache:
         return found
 
 
-def _schema_error(validator: Any, value: Any) -> tuple[str, str] | None:
+def schema_error(validator: Any, value: Any) -> tuple[str, str] | None:
     """(kind, detail) of the most specific reason the value is outside the schema (``None``:
     admitted): among every branch's errors, the one deepest in the value (the branch that
     matched furthest)."""
@@ -201,7 +201,7 @@ def make_target(
         value = constrained_value(instance, tools, policy)
         text = json.dumps(value, ensure_ascii=False)
         validator = (schemas or SchemaCache()).validator(tools, policy)
-        err = _schema_error(validator, value)
+        err = schema_error(validator, value)
         if err is not None:
             raise Rejected(*err)
         _check_parse(parse_constrained(text, policy), instance, "the constrained reader")
