@@ -25,7 +25,7 @@ what agents and scorers ask of anything that executes calls; an :class:`Environm
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -123,7 +123,7 @@ class RunsPrograms(Protocol):
 class HasState(Protocol):
     """An executor whose current state can be read (every :class:`Environment`)."""
 
-    def state(self) -> dict[str, Any]: ...
+    def state(self) -> dict[str, object]: ...
 
 
 @runtime_checkable
@@ -154,7 +154,7 @@ class Environment(ABC):
             def reset(self, seed: int = 0) -> None:
                 self.seed, self.value = seed, 0
 
-            def state(self) -> dict[str, Any]:
+            def state(self) -> dict[str, object]:
                 return {"value": self.value}
 
             @tool(returns=False)
@@ -203,7 +203,7 @@ class Environment(ABC):
         """Back to the initial state for ``seed``."""
 
     @abstractmethod
-    def state(self) -> dict[str, Any]:
+    def state(self) -> dict[str, object]:
         """The JSON-serialisable outcome compared by :meth:`check`."""
 
     # -- the declared tools ----------------------------------------------------------------------
@@ -328,7 +328,9 @@ class Environment(ABC):
             done.append(CallResult(index=i, call=call, output=obs))
         return Execution(state=self.state(), observations=observations, n_calls=len(calls))
 
-    def check(self, state: dict[str, Any], labels: list[dict[str, Any]]) -> CheckResult:
+    def check(
+        self, state: Mapping[str, object], labels: Sequence[Mapping[str, object]]
+    ) -> CheckResult:
         """dict-F1 of ``state`` against each label state; the best label is kept."""
         best = CheckResult(success=False)
         for i, label in enumerate(labels):
@@ -339,7 +341,7 @@ class Environment(ABC):
 
     def label_states(
         self, programs: Sequence[Sequence[ToolCall]], seed: int
-    ) -> list[dict[str, Any]]:
+    ) -> list[dict[str, object]]:
         """Final states of the label programs; a label that crashes is an error in the data."""
         states = []
         for k, prog in enumerate(programs):

@@ -9,7 +9,7 @@ from toollab.schema.call import ToolCall, _refs_to_json
 from toollab.schema.tool import Tool
 
 
-def grammar_order(call: ToolCall, tool: Tool | None) -> dict[str, Any]:
+def grammar_order(call: ToolCall, tool: Tool | None) -> dict[str, object]:
     """The call's arguments in the order the decoding grammar writes them: the tool's required
     parameters, then its optional ones, each in schema order; unknown names last (the schema
     rejects them).  References are ``{"$ref": label}``."""

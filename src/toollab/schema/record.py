@@ -39,7 +39,7 @@ class ParseResult(BaseModel):
     #: decision read from the output (DEER markers), when the format carries one
     decision: Decision | None = None
     #: format-specific details (e.g. DEER: which markers were seen)
-    details: dict[str, Any] = Field(default_factory=dict)
+    details: dict[str, object] = Field(default_factory=dict)
 
     @classmethod
     def ok(cls, calls: list[ToolCall], **kw: Any) -> ParseResult:
@@ -83,7 +83,7 @@ class ExecutionRecord(BaseModel):
 
     # -- running the program
     #: the final state the program produced (``None`` when there is none, e.g. a crash)
-    state: dict[str, Any] | None = None
+    state: dict[str, object] | None = None
     observations: list[Any] = Field(default_factory=list)
     crashed: bool = False
     error: str | None = None
@@ -97,7 +97,7 @@ class ExecutionRecord(BaseModel):
 
     # -- a verdict against the labels, made elsewhere (see the class doc)
     #: the final states of the gold program and its acceptable alternatives
-    labels_states: list[dict[str, Any]] | None = None
+    labels_states: list[dict[str, object]] | None = None
     #: the label programs as action strings
     labels_actions: list[list[str]] | None = None
     #: the final state equals the best label's
@@ -113,7 +113,7 @@ class ExecutionRecord(BaseModel):
     #: plan similarity (normalised LCS of the predicted plan to the closest label plan), for
     #: environments that define one
     lcs: float | None = None
-    details: dict[str, Any] = Field(default_factory=dict)
+    details: dict[str, object] = Field(default_factory=dict)
 
     # -- multi-turn loops
     turns: int | None = None
@@ -137,7 +137,7 @@ class Prediction(BaseModel):
     #: dataset fingerprint, so a predictions file from another dataset is refused
     dataset: str | None = None
     repeat: int = 0
-    prompt: list[dict[str, Any]] | str | None = None
+    prompt: list[dict[str, object]] | str | None = None
     raw: str = ""
     parsed: ParseResult | None = None
     #: multi-turn agents: every step
@@ -147,7 +147,7 @@ class Prediction(BaseModel):
     error: str | None = None
     usage: dict[str, int] = Field(default_factory=dict)
     timings: dict[str, float] = Field(default_factory=dict)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, object] = Field(default_factory=dict)
 
     @property
     def calls(self) -> list[ToolCall]:

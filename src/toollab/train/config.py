@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
@@ -156,7 +157,7 @@ class TrainConfig:
         return {f.name: f for f in dataclasses.fields(cls)}
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any], *, file: str | None = None) -> TrainConfig:
+    def from_dict(cls, raw: Mapping[str, object], *, file: str | None = None) -> TrainConfig:
         """Typed config from a mapping (a parsed YAML file); every key and type checked."""
         if not isinstance(raw, dict):
             raise InputError("a training config is a mapping of option: value", path=file)
@@ -180,7 +181,7 @@ class TrainConfig:
     def load(
         cls,
         path: str | Path,
-        overrides: dict[str, Any] | None = None,
+        overrides: Mapping[str, object] | None = None,
         paths_from: Path | None = None,
     ) -> TrainConfig:
         """A YAML config file, then ``overrides`` (already typed or strings from flags).
@@ -253,7 +254,7 @@ class TrainConfig:
         if self.method == "lora" and not self.lora_targets:
             raise bad("lora_targets", "LoRA needs at least one target module")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         out = dataclasses.asdict(self)
         out["data"] = [{"path": s.path, "weight": s.weight} for s in self.data]
         return out
@@ -327,7 +328,7 @@ def _coerce(value: Any, tp: Any, key: str, file: str | None) -> Any:
     raise TypeError(f"unsupported config type {tp}")  # pragma: no cover
 
 
-def parse_flags(args: list[str], cls: type[TrainConfig] = TrainConfig) -> dict[str, Any]:
+def parse_flags(args: list[str], cls: type[TrainConfig] = TrainConfig) -> dict[str, object]:
     """``--key value`` / ``--key=value`` / ``--flag`` / ``--no-flag`` into typed overrides.
 
     A list option may be repeated (``--data a.jsonl --data b.jsonl:2``) or comma-separated."""
