@@ -70,8 +70,8 @@ def test_rejudged_figures_equal_the_stored_ones(env: str) -> None:
     stored = _stored(env)
     for records in (preds, _without_verdict(preds)):
         got = score_predictions(records, instances, ["environment"])
-        assert got["metrics"]["environment"] == stored["metrics"]["environment"]
-        assert got["per_sample"]["environment"] == stored["per_sample"]["environment"]
+        assert got.metrics["environment"] == stored["metrics"]["environment"]
+        assert got.per_sample["environment"] == stored["per_sample"]["environment"]
 
 
 def test_the_scorer_judges_from_the_final_state_not_the_stored_verdict() -> None:

@@ -18,7 +18,7 @@ from toollab.cli.main import app
 from toollab.envs.generate import generate
 from toollab.errors import InputError
 from toollab.eval.bench import FIGURES
-from toollab.report import fmt_value
+from toollab.report import fmt_figure
 from toollab.schema import Decision, ToolCall
 from toollab.templates.base import get_template
 
@@ -246,7 +246,7 @@ def test_one_bench_run_gives_the_same_numbers_everywhere(tmp_path: Path) -> None
         col = header.index(env)
         by_label = {cells[0]: cells[col] for cells in env_table[1:]}
         for key, value in figures.items():
-            assert by_label[labels[key]] == fmt_value(value), (env, key)
+            assert by_label[labels[key]] == fmt_figure(value, percent=True), (env, key)
         n_mixed += sum(0 < (v or 0) < 1 for v in figures.values())
         # the figures' definitions: which instances each one is over
         assert results["definitions"]["environment"]["success"]["definition"].startswith(

@@ -141,7 +141,7 @@ def test_abstention_figures_in_every_view(shared_data: Path, tmp_path: Path) -> 
     from typer.testing import CliRunner
 
     from toollab.cli.main import app
-    from toollab.report import fmt_value
+    from toollab.report import fmt_figure
 
     runner = CliRunner()
     data = shared_data / "bfcl" / "BFCL_v4_irrelevance.json"
@@ -178,7 +178,7 @@ def test_abstention_figures_in_every_view(shared_data: Path, tmp_path: Path) -> 
     html = (tmp_path / "report.html").read_text()
     md = (tmp_path / "report.md").read_text()
     for page in (html, md):
-        assert "irrelevance_unparsed" in page and fmt_value(0.4) in page
+        assert "irrelevance_unparsed" in page and fmt_figure(0.4) in page
     assert "gorilla issues 1362 and 443" in html
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from toollab.data.atomic import write_text_atomic
 from toollab.report.html import render_html
 from toollab.report.inspect_log import export_inspect
 from toollab.report.logs import read_instances, read_task_log
@@ -25,10 +26,16 @@ def write_report(
     runs = load_runs(run_dirs)
     html_path = Path(out)
     html_path.parent.mkdir(parents=True, exist_ok=True)
-    html_path.write_text(render_html(runs, title), encoding="utf-8")
+    write_text_atomic(html_path, _encodable(render_html(runs, title)))
     md_path = html_path.with_suffix(".md")
-    md_path.write_text(render_markdown(runs, title), encoding="utf-8")
+    write_text_atomic(md_path, _encodable(render_markdown(runs, title)))
     return html_path, md_path, runs
+
+
+def _encodable(text: str) -> str:
+    """The page as UTF-8 can hold it: model output is data, and a lone surrogate in it is shown
+    as its escape (``\\ud83d``) rather than failing the write."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 __all__ = [
