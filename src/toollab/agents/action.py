@@ -46,8 +46,6 @@ from toollab.agents.single import Ask, SingleTurnAgent
 from toollab.envs.generate import generate
 from toollab.errors import UsageError
 from toollab.models.policy import CallPolicy, constrained_answer
-from toollab.retrieval import DemoRetriever, get_retriever
-from toollab.retrieval.base import check_k
 from toollab.schema import Instance, Tool, ToolCall
 from toollab.templates.base import Template
 
@@ -154,6 +152,8 @@ class _DemoIndex:
             if text is not None:
                 self.examples.append(inst)
                 self.docs.append(demo_doc(inst.query, text))
+        from toollab.retrieval import DemoRetriever  # numpy: the [retrieval] extra
+
         self.retriever = DemoRetriever(self.examples, texts=self.docs) if self.examples else None
 
     def top(self, query: str, k: int) -> list[tuple[Instance, str]]:
@@ -181,6 +181,8 @@ class ActionAgent(SingleTurnAgent):
         demo_pool: int = 100,
         split_seed: int | None = None,
     ) -> None:
+        from toollab.retrieval.base import check_k  # numpy: the [retrieval] extra
+
         check_k(k_api)
         if isinstance(k_demos, bool) or not isinstance(k_demos, int) or k_demos < 0:
             raise UsageError(f"k_demos must be a non-negative integer, got {k_demos!r}")
@@ -204,6 +206,8 @@ class ActionAgent(SingleTurnAgent):
         key = json.dumps([t.model_dump(mode="json") for t in tools], sort_keys=True)
         retriever = self._apis.get(key)
         if retriever is None:
+            from toollab.retrieval import get_retriever  # numpy: the [retrieval] extra
+
             retriever = get_retriever("bm25")
             retriever.index(tools)
             self._apis[key] = retriever

@@ -14,11 +14,13 @@ from rich.progress import TaskID
 from rich.table import Table
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors, progress
+from toollab.cli.generate_cmd import resolve_envs
 from toollab.data.atomic import write_text_atomic
 from toollab.errors import UsageError
-from toollab.eval.bench import DEFAULT_BENCH_MODELS, BenchResult
+from toollab.eval.bench import DEFAULT_BENCH_MODELS, DEFAULT_LIMIT, FIGURES, BenchResult, run_bench
 from toollab.eval.progress import NoProgress
 from toollab.models.registry import check_model_string
+from toollab.report import write_bench_report
 from toollab.schema.record import Prediction
 
 
@@ -56,7 +58,6 @@ def _fmt(v: float | None, pct: bool = True) -> str:
 
 def columns() -> list[tuple[str, str]]:
     """(header, meaning) of every column: the figures under their one label and definition."""
-    from toollab.eval.bench import FIGURES
 
     figs = [(f.label, f"(%) {f.definition}") for f in FIGURES if f.name != "lcs"]
     return [
@@ -85,7 +86,6 @@ FIGURE_ORDER = ("success", "crash_rate", "dict_f1", "tool_f1", "param_f1", "deci
 
 def print_table(result: BenchResult, out: Console | None = None) -> None:
     """The per-environment table (readable at 80 columns), a legend and the plan LCS."""
-    from toollab.eval.bench import FIGURES
 
     out = out or console
     cols = columns()
@@ -193,9 +193,6 @@ def bench_cmd(
     """Run the executable-environment suite: generate each environment's test split, let the
     model act, execute its calls, and report success, crash rate, dict-F1, Tool/Param F1 and
     decision accuracy per environment, plus an HTML report in OUT/report.html."""
-    from toollab.cli.generate_cmd import resolve_envs
-    from toollab.eval.bench import DEFAULT_LIMIT, run_bench
-    from toollab.report import write_bench_report
 
     names = resolve_envs(envs)
     models = [m.strip() for item in model for m in item.split(",") if m.strip()]

@@ -10,10 +10,16 @@ from rich.progress import Progress, TaskID
 from rich.table import Table
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors, progress
+from toollab.cli.data_cmd import parse_options
 from toollab.errors import UsageError
-from toollab.eval.log import Scores
+from toollab.eval.log import Results, Scores
 from toollab.eval.progress import NoProgress
-from toollab.eval.rescore import Coverage
+from toollab.eval.rescore import Coverage, rescore
+from toollab.eval.runner import results_json
+from toollab.eval.store import write_json_atomic
+from toollab.eval.task import Task, evaluate
+from toollab.report import export_inspect, write_report
+from toollab.report.runs import fmt_value
 from toollab.schema.record import Prediction
 
 OptionOpt = typer.Option(
@@ -96,7 +102,6 @@ class _Bar(NoProgress):
 
 def print_results(scores: Scores, title: str, coverage: Coverage | None = None) -> None:
     """Every scorer's figures as one table on stderr."""
-    from toollab.report.runs import fmt_value
 
     table = Table(title=title, title_justify="left")
     table.add_column("scorer")
@@ -208,10 +213,6 @@ def eval_cmd(
 
     An interrupted run continues where it stopped when the same command is run again.
     """
-    from toollab.cli.data_cmd import parse_options
-    from toollab.eval.log import Results
-    from toollab.eval.runner import results_json
-    from toollab.eval.task import Task, evaluate
 
     task = Task(
         dataset=data,
@@ -294,9 +295,6 @@ def score_cmd(
 
     Environment runs are re-judged from their stored execution records (no re-execution), with any --scorer-option. A file that covers only part of the run is scored over the instances it has; a warning on stderr and "coverage" in the results say how much is missing.
     """
-    from toollab.cli.data_cmd import parse_options
-    from toollab.eval.rescore import rescore
-    from toollab.eval.store import write_json_atomic
 
     if predictions.is_dir():
         predictions = predictions / "predictions.jsonl"
@@ -342,7 +340,6 @@ def report_cmd(
     """Write a self-contained HTML report (models side by side with their difference, error
     classes, every failed sample opened in place, per-category bars, runs side by side) and a
     markdown summary next to it."""
-    from toollab.report import export_inspect, write_report
 
     if out.suffix.lower() == ".md":
         raise UsageError("--out names the HTML file (the markdown summary is written beside it)")

@@ -13,6 +13,9 @@ import typer
 from rich.table import Table
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors
+from toollab.cli.data_cmd import data_app
+from toollab.envs import env_class, task_env_names
+from toollab.envs.generate import SPLITS, combo_counts, generate, loo_complexity, split_complexity
 from toollab.errors import InputError, UsageError, did_you_mean
 
 #: size of the training set the validation / test complexity is measured against
@@ -40,7 +43,6 @@ def stats_path(out: Path) -> Path:
 
 
 def register(app: typer.Typer) -> None:
-    from toollab.cli.data_cmd import data_app
 
     data_app.command("generate")(generate_cmd)
 
@@ -62,7 +64,6 @@ def parse_mix(text: str) -> tuple[float, float, float]:
 
 
 def resolve_envs(names: list[str]) -> list[str]:
-    from toollab.envs import env_class, task_env_names
 
     if not names or names == ["all"]:
         return task_env_names()
@@ -103,14 +104,6 @@ def generate_cmd(
     ``.stats.json``).  Read the file back with ``--format toollab``.
     """
     import json
-
-    from toollab.envs.generate import (
-        SPLITS,
-        combo_counts,
-        generate,
-        loo_complexity,
-        split_complexity,
-    )
 
     shares = parse_mix(mix)
     names = resolve_envs(env)

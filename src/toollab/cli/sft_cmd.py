@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors, progress
-from toollab.errors import UsageError
+from toollab.errors import InputError, UsageError, did_you_mean
 
 
 def register(app: typer.Typer) -> None:
@@ -56,8 +56,6 @@ def _merged(ctx: typer.Context, config: Path | None) -> dict[str, Any]:
     if config is None:
         return params
     import yaml
-
-    from toollab.errors import InputError, did_you_mean
 
     try:
         loaded = yaml.safe_load(config.read_text(encoding="utf-8")) or {}

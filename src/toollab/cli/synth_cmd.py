@@ -12,7 +12,7 @@ from rich.table import Table
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors, progress
 from toollab.errors import UsageError
-from toollab.synth import Teacher, TeacherConfig, deer, seal
+from toollab.synth import Teacher, TeacherConfig
 
 synth_app = typer.Typer(
     name="synth",
@@ -164,6 +164,8 @@ def deer_cmd(
     if mode not in ("mix", "random"):
         raise UsageError(f"--mode must be mix or random, got {mode!r}")
     shares = _floats(mix, "--mix", 3)
+    from toollab.synth import deer  # its retrieval needs numpy (the [retrieval] extra)
+
     config = deer.DeerConfig(
         seen=seen,
         call_ratio=call_ratio,
@@ -239,6 +241,8 @@ def seal_cmd(
     """Seal-Tools' self-instruct pipeline: fields -> subfields -> tools -> value pools -> easy
     and difficult (nested) instances -> fine-tuning prompts with 5 retrieved tools: tool.jsonl,
     field.jsonl, SPLIT.jsonl, dataset_for_finetune/SPLIT.json and report.json in OUT."""
+
+    from toollab.synth import seal  # its retrieval needs numpy (the [retrieval] extra)
 
     config = seal.SealConfig(
         split=split,

@@ -8,6 +8,8 @@ import typer
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors
 from toollab.errors import UsageError
+from toollab.train.config import TrainConfig, flags_help, parse_flags
+from toollab.train.recipes import DEFAULT_RECIPE, recipe_path
 
 train_app = typer.Typer(
     name="train",
@@ -23,7 +25,6 @@ def register(app: typer.Typer) -> None:
 
 
 def _options_help() -> str:
-    from toollab.train.config import flags_help
 
     return flags_help().replace("\n", "\n\n")
 
@@ -43,7 +44,6 @@ def _run(
     quiet: bool,
     paths_from: Path | None = None,
 ) -> None:
-    from toollab.train.config import TrainConfig, parse_flags
 
     overrides = parse_flags(list(ctx.args))
     cfg = (
@@ -105,7 +105,6 @@ def recipe_cmd(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress display."),
 ) -> None:
     """Run a shipped training recipe (resumable: run it again to go on); flags override it."""
-    from toollab.train.recipes import DEFAULT_RECIPE, recipe_path
 
     if name.startswith("--"):  # no name given: the first flag landed here
         ctx.args.insert(0, name)

@@ -19,6 +19,17 @@ from typing import Any
 
 from toollab.errors import UsageError, did_you_mean
 from toollab.eval.log import Counts, Estimate, FigureDef, Scores, Timing
+from toollab.eval.metrics.judge import as_judge
+from toollab.eval.metrics.registry import (
+    MetricResult,
+    applicable_scorers,
+    get_scorer,
+    score_all,
+    scorer_class,
+    scorer_names,
+)
+from toollab.eval.metrics.sample import figure_definitions
+from toollab.eval.metrics.stats import aggregate_repeats
 from toollab.schema import Instance
 from toollab.schema.record import Prediction
 
@@ -45,13 +56,6 @@ def select_scorers(
     ``{"environment": {"success_f1": "0.5"}}``); an option for a scorer that does not run, or
     one its constructor does not take, is an error.
     """
-    from toollab.eval.metrics.judge import as_judge
-    from toollab.eval.metrics.registry import (
-        applicable_scorers,
-        get_scorer,
-        scorer_class,
-        scorer_names,
-    )
 
     names = scorer_names()
     options: dict[str, dict[str, Any]] = {}
@@ -127,8 +131,6 @@ def score_predictions(
     """``metrics`` / ``breakdown`` / ``errors`` (and ``ci95`` / ``repeats`` for repeated runs)
     of every selected scorer, plus counts and timing over the predictions (``scorer_options``:
     see :func:`select_scorers`)."""
-    from toollab.eval.metrics.registry import MetricResult, score_all
-    from toollab.eval.metrics.stats import aggregate_repeats
 
     scorers = select_scorers(instances, metrics, judge, judge_cache, scorer_options)
     order = {inst_id: i for i, inst_id in enumerate(instances)}
@@ -141,8 +143,6 @@ def score_predictions(
         scored = score_all(by_repeat[r], instances, scorers)
         for name, res in scored.items():
             per_repeat[name].append(res)
-
-    from toollab.eval.metrics.sample import figure_definitions
 
     scores = Scores(scorers=[sc.name for sc in scorers])
     repeats = len(by_repeat)

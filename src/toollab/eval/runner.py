@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from toollab import __version__
 from toollab.agents.base import (
     Agent,
     AgentOptions,
@@ -36,12 +37,21 @@ from toollab.agents.base import (
     NeedsTemplateMethods,
     PlansFirstRequest,
     failed_parse,
+    get_agent,
 )
-from toollab.data import get_adapter
-from toollab.envs.base import ENV_SOURCE_PREFIX, CallExecutor
+from toollab.data import get_adapter, load_dataset
+from toollab.envs.base import (
+    ENV_SOURCE_PREFIX,
+    CallExecutor,
+    env_class,
+    env_names,
+    get_env,
+    instance_seed,
+)
 from toollab.errors import InputError, UsageError
 from toollab.eval.integrity import integrity_fields
 from toollab.eval.log import Results, RunSpec, Scores, Session, TaskLog, task_log_of
+from toollab.eval.metrics.judge import check_cache_path
 from toollab.eval.progress import Progress
 from toollab.eval.results import CRASH, TIMEOUT, score_predictions, select_scorers
 from toollab.eval.store import JUDGE_CACHE, MAX_REPEATS, RunStore, check_predictions, done_keys
@@ -51,11 +61,12 @@ from toollab.models.base import (
     GenerateOptions,
     Model,
     RendersPrompts,
+    run_sync,
 )
 from toollab.models.registry import ModelSource
 from toollab.schema import Instance
 from toollab.schema.record import Prediction
-from toollab.templates.base import Template
+from toollab.templates.base import Template, get_template
 
 DEFAULT_MAX_TOKENS = 256
 
@@ -151,7 +162,6 @@ class EvalOutcome:
 
 
 def resolve_format(fmt: str) -> str:
-    from toollab.data import get_adapter
 
     return get_adapter(fmt).name
 
@@ -159,7 +169,6 @@ def resolve_format(fmt: str) -> str:
 def load_instances(config: EvalConfig, dataset: Any = None) -> tuple[Any, list[Instance]]:
     """The dataset (read from ``config.data`` unless given) and the instances this run covers
     (the first ``limit``)."""
-    from toollab.data import load_dataset
 
     if dataset is not None:
         ds = dataset
@@ -178,8 +187,6 @@ def resolved_config(
 ) -> RunSpec:
     """The ``run.json`` content: the configuration with every default filled in
     (``constrained`` stays ``None`` until the model says whether it can constrain)."""
-    from toollab import __version__
-    from toollab.agents.base import get_agent
 
     adapter = get_adapter(config.format)
     fmt = adapter.name
@@ -248,8 +255,6 @@ def run_eval(
     executes an instance's calls (``None``: the one :func:`environment_of` finds for the
     dataset); ``progress`` hears about the task as ``name`` (default: the directory's name).
     """
-    from toollab.agents.base import get_agent
-    from toollab.templates.base import get_template
 
     started = time.perf_counter()
     dataset, instances = load_instances(config, dataset)
@@ -265,8 +270,6 @@ def run_eval(
     by_id = {inst.id: inst for inst in instances}
     select_scorers(by_id, config.metrics or None)  # a bad --metrics fails before any work
     if config.judge and config.judge_cache:
-        from toollab.eval.metrics.judge import check_cache_path
-
         check_cache_path(config.judge_cache)  # so does a judge cache that cannot be written
     task_name = name or Path(out).name
     new: list[Prediction] = []
@@ -380,7 +383,6 @@ def results_json(results: Results) -> dict[str, JsonValue]:
 
 def environment_named(name: str) -> Callable[[Instance], CallExecutor | None]:
     """A factory of the registered environment ``name``, reset to each instance's seed."""
-    from toollab.envs.base import env_class, get_env, instance_seed
 
     env_class(name)  # an unknown name fails here, with a did-you-mean
 
@@ -395,7 +397,6 @@ def environment_of(instances: Sequence[Instance]) -> Callable[[Instance], CallEx
     """The environments of a dataset read from a file: a registered environment named by the
     instances' ``env:<name>`` source (resolved once, here, so that agents receive their
     environment instead of looking for it); ``None`` for other instances."""
-    from toollab.envs.base import env_names
 
     known = set(env_names())
     factories = {
@@ -425,8 +426,6 @@ def score_with_judge(
     if not judge:
         return score_predictions(preds, instances, metrics, scorer_options=scorer_options)
     if judge_cache is not None:
-        from toollab.eval.metrics.judge import check_cache_path
-
         check_cache_path(judge_cache)  # before the judge model is loaded
     with ModelSource(judge) as source:
         return score_predictions(
@@ -633,6 +632,5 @@ async def _run_pending(
 
 
 def _run_sync(coro: Any) -> Any:
-    from toollab.models.base import run_sync
 
     return run_sync(coro)
