@@ -10,8 +10,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -87,3 +88,21 @@ def write_jsonl_atomic(path: str | Path, records: Iterable[Any]) -> None:
     with atomic_write(path) as fh:
         for record in records:
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def write_dir_atomic(final: str | Path, write: Callable[[Path], object]) -> None:
+    """Fill a folder in one step: ``write(tmp)`` fills a sibling temporary folder, which then
+    replaces ``final`` (a killed process leaves no half folder).  An :class:`OSError` is raised
+    after the temporary folder is removed."""
+    final = Path(final)
+    tmp = final.with_name(f".{final.name}.partial-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        tmp.mkdir(parents=True)
+        write(tmp)
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toollab.data.atomic import write_dir_atomic
 from toollab.errors import BackendError
 from toollab.train.base import cache_root
 from toollab.train.data import IGNORE_INDEX, Encoded, SFTExample, encode_all
@@ -140,10 +140,8 @@ def build_sequences(
 
 def _store(folder: Path, seqs: Sequences) -> None:
     """Write beside the final place, then rename: a killed run leaves no half entry."""
-    tmp = folder.with_name(f".{folder.name}.partial-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        tmp.mkdir(parents=True)
+
+    def write(tmp: Path) -> None:
         seqs.train.save_to_disk(str(tmp / "train"))
         if seqs.validation is not None:
             seqs.validation.save_to_disk(str(tmp / "validation"))
@@ -153,11 +151,10 @@ def _store(folder: Path, seqs: Sequences) -> None:
             "dropped": seqs.dropped,
         }
         (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.replace(tmp, folder)
+
+    try:
+        write_dir_atomic(folder, write)
     except OSError as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
         raise BackendError(f"could not cache the training sequences in {folder}: {exc}") from exc
     # read back memory-mapped, like a cached run, so both runs train on the same files
     from datasets import load_from_disk

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import errno
 import json
-import os
 import random
 import resource
 import shutil
@@ -29,7 +28,7 @@ from typing import Any
 
 from rich.console import Console
 
-from toollab.data.atomic import write_text_atomic
+from toollab.data.atomic import write_dir_atomic, write_text_atomic
 from toollab.errors import BackendError, InputError
 from toollab.train import checkpoints as ckpt
 from toollab.train.base import BaseModel, resolve_base
@@ -576,14 +575,7 @@ def _save_final(trainer: Any, cfg: TrainConfig, out: Path, tok: Any) -> Path:
 
 
 def _save_into(final: Path, write: Any) -> None:
-    tmp = final.with_name(f".{final.name}.partial-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
     try:
-        tmp.mkdir(parents=True)
-        write(tmp)
-        if final.exists():
-            shutil.rmtree(final)
-        os.replace(tmp, final)
+        write_dir_atomic(final, write)
     except OSError as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
         raise BackendError(f"could not write {final}: {exc}") from exc
