@@ -6,7 +6,8 @@ written with.
 and ``results.json`` as that version wrote them.  Re-scoring the predictions with today's code
 (``toollab score``'s path) must reproduce every figure, breakdown, error count and per-sample row
 they hold, and the directories must read back as a :class:`~toollab.eval.log.TaskLog` (new
-figures may be added beside the old ones, never changed).
+figures may be added beside the old ones, never changed).  Their dataset fingerprints were
+migrated once, when the fingerprint stopped counting the folder the data was read from.
 """
 
 from __future__ import annotations
@@ -72,3 +73,17 @@ def test_rescoring_a_stored_run_reproduces_its_figures(run: Path, shared_data: P
     counts = stored["counts"]
     assert isinstance(counts, dict)
     assert now.counts.model_dump() == counts
+
+
+def test_the_same_data_in_another_folder_rescores_the_run(shared_data: Path, tmp_path: Path) -> None:
+    """Where the data lies is not part of its fingerprint: a run made on one machine (or clone)
+    rescores against the same files read from another folder."""
+    elsewhere = tmp_path / "another" / "clone" / "bfcl"
+    elsewhere.parent.mkdir(parents=True)
+    elsewhere.symlink_to(shared_data / "bfcl", target_is_directory=True)
+    run = FIXTURES / "bfcl-multiple"
+    now = rescore(
+        run / "predictions.jsonl", data=str(elsewhere), fmt="bfcl", options={"categories": "multiple"}
+    )
+    assert now.coverage.complete
+    assert now.metrics["bfcl"] == _stored(run)["metrics"]["bfcl"]  # type: ignore[index]

@@ -24,7 +24,13 @@ from toollab.schema import Instance, Tool
 
 
 def _instance_bytes(inst: Instance) -> bytes:
-    """The canonical serialization of one instance (its content, id included)."""
+    """The canonical serialization of one instance (its content, id included).  Where the data
+    lies on disk is not content: an adapter's ``metadata["file"]`` counts by its file name only,
+    so the same data read from another folder (another clone, another machine) has the same
+    fingerprint and its runs resume and rescore there."""
+    file = inst.metadata.get("file")
+    if isinstance(file, str) and file:
+        inst = inst.model_copy(update={"metadata": {**inst.metadata, "file": Path(file).name}})
     try:
         return inst.model_dump_json().encode("utf-8")
     except ValueError:  # a lone surrogate in the text: escape it
