@@ -75,7 +75,9 @@ def test_rescoring_a_stored_run_reproduces_its_figures(run: Path, shared_data: P
     assert now.counts.model_dump() == counts
 
 
-def test_the_same_data_in_another_folder_rescores_the_run(shared_data: Path, tmp_path: Path) -> None:
+def test_the_same_data_in_another_folder_rescores_the_run(
+    shared_data: Path, tmp_path: Path
+) -> None:
     """Where the data lies is not part of its fingerprint: a run made on one machine (or clone)
     rescores against the same files read from another folder."""
     elsewhere = tmp_path / "another" / "clone" / "bfcl"
@@ -83,7 +85,10 @@ def test_the_same_data_in_another_folder_rescores_the_run(shared_data: Path, tmp
     elsewhere.symlink_to(shared_data / "bfcl", target_is_directory=True)
     run = FIXTURES / "bfcl-multiple"
     now = rescore(
-        run / "predictions.jsonl", data=str(elsewhere), fmt="bfcl", options={"categories": "multiple"}
+        run / "predictions.jsonl",
+        data=str(elsewhere),
+        fmt="bfcl",
+        options={"categories": "multiple"},
     )
     assert now.coverage.complete
     assert now.metrics["bfcl"] == _stored(run)["metrics"]["bfcl"]  # type: ignore[index]
