@@ -412,9 +412,10 @@ def plugin_cases(root: Path) -> Iterator[Case]:
     sites["unknown_kind"] = _fake_dist(
         root, "unknownkind", "class Mine: pass\n", "", eps="[toollab.plugins]\nnokind = x:y\n"
     )
-    # the built-in python parser still parses, whichever plugin is installed
+    # the built-in python parser still parses, once every parser plugin is loaded
     check = (
         "from toollab.parsing.base import PARSERS, parse\n"
+        "PARSERS.names()\n"  # every plugin of the kind loaded, as `toollab plugins` does
         "r = parse('[f(a=1)]', 'python')\n"
         "builtin = r.ok and PARSERS.origin('python') == 'builtin'\n"
         "print('BUILTIN-OK' if builtin else 'BUILTIN-REPLACED', r.calls)\n"
