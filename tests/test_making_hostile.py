@@ -150,10 +150,10 @@ class Outcome:
             low = self.output.lower()
             if "error" not in low and "invalid" not in low:
                 out.append("exit 2 without an error message")
-        if self.code == 2 and case.names:
+        if case.names and (self.code == 2 or (self.code == 0 and case.expect == OK)):
             text = self.output.lower()
             if not any(n.lower() in text for n in case.names):
-                out.append(f"the error does not name {case.names[0]!r}")
+                out.append(f"the output does not name {case.names[0]!r}")
         if self.code != 0:
             out.extend(f"{p} was left behind" for p in case.absent if p.exists())
         out.extend(self.damage)
