@@ -5,6 +5,9 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+import signal
+import sys
+from types import FrameType
 
 import typer
 
@@ -83,8 +86,28 @@ def _root(
     """toollab: make small open LLMs good tool users, and prove it."""
 
 
+class _Terminated:
+    """Whether ``SIGTERM`` arrived (set by :func:`_on_sigterm`)."""
+
+    seen = False
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    """``SIGTERM`` raises ``KeyboardInterrupt`` in the main thread, so a terminated command
+    cleans up as an interrupted one does (temporary files removed, a run's lock released,
+    predictions so far kept); :func:`main` then exits with 128 + SIGTERM."""
+    _Terminated.seen = True
+    raise KeyboardInterrupt
+
+
 def main() -> None:
-    app()
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        app()
+    except SystemExit:
+        if _Terminated.seen:
+            sys.exit(128 + signal.SIGTERM)
+        raise
 
 
 if __name__ == "__main__":
