@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any
 
 import typer
 from rich.table import Table
@@ -200,7 +200,7 @@ def generate_cmd(
 
 
 def _generate_into(
-    fh: TextIO,
+    fh: IO[str],
     names: list[str],
     split: str,
     n: int,
