@@ -28,7 +28,7 @@ from toollab.envs.generate import (
     loo_complexity,
     split_complexity,
 )
-from toollab.errors import UsageError, did_you_mean
+from toollab.errors import InputError, UsageError, did_you_mean
 
 #: size of the training set the validation / test complexity is measured against
 REFERENCE_TRAIN = 200
@@ -149,7 +149,9 @@ def generate_cmd(
             f"--n {n} is more than the {MAX_INSTANCES:,} instances per environment a split may "
             "have (see docs/input-limits.md); generate several files with different --seed"
         )
-    if not to_stdout:  # refused before any work: a device, a folder, a foreign sidecar
+    if not to_stdout:  # refused before any work: a folder, a device, a foreign sidecar
+        if out.is_dir():
+            raise InputError("--out is a directory; give the JSONL file to write", path=out)
         check_target(out)
         check_replaceable(stats_path(out), force=force)
     if to_stdout:
