@@ -129,7 +129,7 @@ def test_data_generate_output_that_cannot_be_written_is_a_clear_error(tmp_path: 
     (tmp_path / "file").write_text("x")
     r = _generate("--out", str(tmp_path / "file" / "x.jsonl"))  # a file where a folder goes
     assert r.exit_code == 2 and isinstance(r.exception, SystemExit)  # type: ignore[attr-defined]
-    assert "cannot write the output file" in r.stderr  # type: ignore[attr-defined]
+    assert "a file is where a folder should be" in r.stderr  # type: ignore[attr-defined]
 
 
 def test_data_generate_sidecar_is_named_after_the_full_file_name(tmp_path: Path) -> None:

@@ -36,6 +36,9 @@ console = Console(stderr=True)
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 
+#: the ``--out`` value that means standard output (verbs that write one file)
+STDOUT = "-"
+
 JsonOpt = typer.Option(
     False, "--json", help="Print one JSON object on stdout and nothing else there."
 )

@@ -9,8 +9,9 @@ from rich.markup import escape
 from rich.progress import Progress, TaskID
 from rich.table import Table
 
-from toollab.cli.common import JsonOpt, console, emit_json, handle_errors, progress
+from toollab.cli.common import STDOUT, JsonOpt, console, emit_json, handle_errors, progress
 from toollab.cli.data_cmd import parse_options
+from toollab.data.atomic import check_target
 from toollab.errors import UsageError
 from toollab.eval.log import Results, Scores
 from toollab.eval.progress import NoProgress
@@ -285,7 +286,9 @@ def score_cmd(
     metrics: list[str] = MetricsOpt,
     scorer_option: list[str] = ScorerOptionOpt,
     out: Path | None = typer.Option(
-        None, "--out", help="Also write the results to this JSON file."
+        None,
+        "--out",
+        help="Also write the results to this JSON file (- : standard output, the JSON alone).",
     ),
     judge: str | None = JudgeOpt,
     judge_cache: Path | None = JudgeCacheOpt,
@@ -298,6 +301,11 @@ def score_cmd(
 
     if predictions.is_dir():
         predictions = predictions / "predictions.jsonl"
+    to_stdout = out is not None and str(out) == STDOUT
+    if to_stdout and json_out:
+        raise UsageError("--out - writes the results to standard output; --json cannot share it")
+    if out is not None and not to_stdout:
+        check_target(out)  # a device, a folder, a link out of its folder: refused before any work
     results = rescore(
         predictions,
         data=data,
@@ -311,14 +319,15 @@ def score_cmd(
     for warning in results.warnings:
         console.print(f"[yellow]warning[/]: {escape(warning)}", highlight=False)
     data_out = results.model_dump(mode="json")
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
+    if to_stdout:
+        emit_json(data_out)
+    elif out is not None:
         write_json_atomic(out, data_out)
     if json_out:
         emit_json(data_out)
         return
     print_results(results, f"{results.dataset.name} · {predictions}", results.coverage)
-    if out is not None:
+    if out is not None and not to_stdout:
         console.print(f"results: {out}", highlight=False)
 
 
@@ -335,15 +344,19 @@ def report_cmd(
         help="Also write each run as an inspect_ai log into this folder, for `inspect view` "
         "(needs pip install 'toollab[inspect]').",
     ),
+    force: bool = typer.Option(
+        False, "--force", help="Replace a .md file beside --out that toollab did not write."
+    ),
     json_out: bool = JsonOpt,
 ) -> None:
     """Write a self-contained HTML report (models side by side with their difference, error
     classes, every failed sample opened in place, per-category bars, runs side by side) and a
-    markdown summary next to it."""
+    markdown summary next to it (a .md file there that toollab did not write is kept, an error,
+    unless --force)."""
 
     if out.suffix.lower() == ".md":
         raise UsageError("--out names the HTML file (the markdown summary is written beside it)")
-    html_path, md_path, views = write_report(list(runs), out, title)
+    html_path, md_path, views = write_report(list(runs), out, title, force=force)
     logs = export_inspect(views, inspect_dir) if inspect_dir is not None else []
     if json_out:
         emit_json(

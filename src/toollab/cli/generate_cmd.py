@@ -2,20 +2,32 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
-import os
-from collections.abc import Iterator
+import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any
 
 import typer
 from rich.table import Table
 
-from toollab.cli.common import JsonOpt, console, emit_json, handle_errors
+from toollab.cli.common import STDOUT, JsonOpt, console, emit_json, handle_errors, track
 from toollab.cli.data_cmd import data_app
+from toollab.data.atomic import (
+    MARK,
+    atomic_write,
+    check_replaceable,
+    check_target,
+    write_text_atomic,
+)
 from toollab.envs import env_class, task_env_names
-from toollab.envs.generate import SPLITS, combo_counts, generate, loo_complexity, split_complexity
+from toollab.envs.generate import (
+    MAX_INSTANCES,
+    SPLITS,
+    combo_counts,
+    generate,
+    loo_complexity,
+    split_complexity,
+)
 from toollab.errors import InputError, UsageError, did_you_mean
 
 #: size of the training set the validation / test complexity is measured against
@@ -85,13 +97,24 @@ def generate_cmd(
         help="Environment(s); repeat or comma-separate; 'all' for every one with goal templates.",
     ),
     split: str = typer.Option("train", "--split", "-s", help="train, validation or test."),
-    n: int = typer.Option(100, "--n", "-n", min=0, help="Instances per environment."),
+    n: int = typer.Option(
+        100, "--n", "-n", min=0, help=f"Instances per environment (at most {MAX_INSTANCES:,})."
+    ),
     seed: int = typer.Option(
         0, "--seed", help="Generation seed; the same seed gives the same data."
     ),
-    out: Path = typer.Option(..., "--out", "-o", help="Output JSONL file (one Instance per line)."),
+    out: Path = typer.Option(
+        ...,
+        "--out",
+        "-o",
+        help="Output JSONL file (one Instance per line); - writes the instances to standard "
+        "output (and no figures file).",
+    ),
     mix: str = typer.Option(
         "0.8,0.1,0.1", "--mix", help="Shares of Call, NoCall and NoSearch instances."
+    ),
+    force: bool = typer.Option(
+        False, "--force", help="Replace OUT.stats.json even when toollab did not write it."
     ),
     as_json: bool = JsonOpt,
 ) -> None:
@@ -101,49 +124,44 @@ def generate_cmd(
     and validation never use; each split's API complexity score is reported against a training
     set generated with the same seed (the training split's own score leaves each case out).
     The figures are also written next to OUT, to ``OUT.stats.json`` (``OUT``'s full name plus
-    ``.stats.json``).  Read the file back with ``--format toollab``.
+    ``.stats.json``); a file there that toollab did not write is kept (an error) unless
+    ``--force``.  Read the file back with ``--format toollab``.
     """
     import json
 
+    to_stdout = str(out) == STDOUT
+    if to_stdout and as_json:
+        raise UsageError("--out - writes the instances to standard output; --json cannot share it")
     shares = parse_mix(mix)
     names = resolve_envs(env)
+    if not names:
+        raise UsageError(
+            f"--env {' '.join(repr(e) for e in env)} names no environment; give a name, a "
+            "comma-separated list, or all"
+        )
     if split not in SPLITS:
         raise UsageError(
             f"unknown split {split!r} (--split){did_you_mean(split, list(SPLITS))}; "
             f"known: {', '.join(SPLITS)}"
         )
-    if out.is_dir():
-        raise InputError("--out is a directory; give the JSONL file to write", path=out)
-    rows: dict[str, dict[str, Any]] = {}
-    total = 0
-    # written to OUT.tmp and renamed when complete: a failure leaves no (half-written) OUT
-    tmp = out.with_name(out.name + ".tmp")
-    with _removed_on_error(tmp), _open_out(tmp) as fh:
-        for name in names:
-            insts = generate(name, split, n, seed, shares)
-            for inst in insts:
-                fh.write(inst.model_dump_json() + "\n")
-            total += len(insts)
-            if split == "train":
-                cx = loo_complexity(name, insts)
-            else:
-                ref = generate(name, "train", max(n, REFERENCE_TRAIN), seed, (1, 0, 0))
-                cx = split_complexity(name, insts, ref)
-            counts = {
-                d: sum(1 for i in insts if i.decision is not None and i.decision.value == d)
-                for d in ("Call", "NoCall", "NoSearch")
-            }
-            rows[name] = {
-                "instances": len(insts),
-                **counts,
-                "api_combinations": len(combo_counts(insts)),
-                "api_complexity": cx,
-            }
-    try:
-        os.replace(tmp, out)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise InputError(f"cannot write the output file: {exc.strerror or exc}", path=out) from None
+    if n > MAX_INSTANCES:
+        raise UsageError(
+            f"--n {n} is more than the {MAX_INSTANCES:,} instances per environment a split may "
+            "have (see docs/input-limits.md); generate several files with different --seed"
+        )
+    if not to_stdout:  # refused before any work: a folder, a device, a foreign sidecar
+        if out.is_dir():
+            raise InputError("--out is a directory; give the JSONL file to write", path=out)
+        check_target(out)
+        check_replaceable(stats_path(out), force=force)
+    if to_stdout:
+        rows, total = _generate_into(sys.stdout, names, split, n, seed, shares, quiet=True)
+        sys.stdout.flush()
+    else:
+        # written to a temporary file beside OUT and renamed when complete: a failure or an
+        # interrupt leaves no (half-written) OUT
+        with atomic_write(out) as fh:
+            rows, total = _generate_into(fh, names, split, n, seed, shares, quiet=as_json)
     summary = {
         "out": str(out),
         "split": split,
@@ -152,19 +170,19 @@ def generate_cmd(
         "mix": list(shares),
         "instances": total,
         "api_complexity_definition": COMPLEXITY_DEFINITION[split],
-        "stats": str(stats_path(out)),
+        "stats": None if to_stdout else str(stats_path(out)),
         "envs": rows,
+        "written_by": MARK,
     }
-    try:
-        stats_path(out).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise InputError(
-            f"cannot write the figures: {exc.strerror}", path=stats_path(out)
-        ) from None
+    if not to_stdout:
+        write_text_atomic(
+            stats_path(out), json.dumps(summary, indent=2) + "\n", keep_foreign=not force
+        )
     if as_json:
         emit_json(summary)
         return
-    table = Table(title=f"generated {total} {split} instances -> {out}", title_justify="left")
+    dest = "standard output" if to_stdout else str(out)
+    table = Table(title=f"generated {total} {split} instances -> {dest}", title_justify="left")
     for col in ("env", "instances", "Call", "NoCall", "NoSearch", "API combos", "API complexity"):
         table.add_column(col, justify="left" if col == "env" else "right", no_wrap=col == "env")
     for name, r in rows.items():
@@ -179,25 +197,42 @@ def generate_cmd(
             "-" if cx is None else f"{cx:.2f}",
         )
     console.print(table)
-    console.print(f"API complexity: {COMPLEXITY_DEFINITION[split]}; figures in {stats_path(out)}")
+    where = "" if to_stdout else f"; figures in {stats_path(out)}"
+    console.print(f"API complexity: {COMPLEXITY_DEFINITION[split]}{where}")
 
 
-@contextlib.contextmanager
-def _removed_on_error(path: Path) -> Iterator[None]:
-    """Remove ``path`` when the block fails (a bad option, an interrupt)."""
-    try:
-        yield
-    except BaseException:
-        with contextlib.suppress(OSError):
-            path.unlink()
-        raise
-
-
-def _open_out(out: Path) -> TextIO:
-    """The output file opened for writing (its folder made); an :class:`InputError` naming the
-    path when that is impossible (a directory, no permission, a file where a folder should be)."""
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        return out.open("w", encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write the output file: {exc.strerror or exc}", path=out) from None
+def _generate_into(
+    fh: IO[str],
+    names: list[str],
+    split: str,
+    n: int,
+    seed: int,
+    shares: tuple[float, float, float],
+    *,
+    quiet: bool,
+) -> tuple[dict[str, dict[str, Any]], int]:
+    """Generate every environment's instances into ``fh``, one JSON line each; the per-environment
+    figures and the total."""
+    rows: dict[str, dict[str, Any]] = {}
+    total = 0
+    for name in track(names, len(names), f"generate {split}", quiet=quiet):
+        insts = generate(name, split, n, seed, shares)
+        for inst in insts:
+            fh.write(inst.model_dump_json() + "\n")
+        total += len(insts)
+        if split == "train":
+            cx = loo_complexity(name, insts)
+        else:
+            ref = generate(name, "train", max(n, REFERENCE_TRAIN), seed, (1, 0, 0))
+            cx = split_complexity(name, insts, ref)
+        counts = {
+            d: sum(1 for i in insts if i.decision is not None and i.decision.value == d)
+            for d in ("Call", "NoCall", "NoSearch")
+        }
+        rows[name] = {
+            "instances": len(insts),
+            **counts,
+            "api_combinations": len(combo_counts(insts)),
+            "api_complexity": cx,
+        }
+    return rows, total

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import re
+import signal
+import sys
+from types import FrameType
 
 import typer
 
@@ -83,8 +87,35 @@ def _root(
     """toollab: make small open LLMs good tool users, and prove it."""
 
 
+class _Terminated:
+    """Whether ``SIGTERM`` arrived (set by :func:`_on_sigterm`)."""
+
+    seen = False
+    #: the process that installed the handler (a forked child is not it)
+    pid = -1
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    """``SIGTERM`` raises ``KeyboardInterrupt`` in the main thread, so a terminated command
+    cleans up as an interrupted one does (temporary files removed, a run's lock released,
+    predictions so far kept); :func:`main` then exits with 128 + SIGTERM."""
+    if os.getpid() != _Terminated.pid:  # a forked child: dies as SIGTERM says, cleaning nothing
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
+    _Terminated.seen = True
+    raise KeyboardInterrupt
+
+
 def main() -> None:
-    app()
+    _Terminated.pid = os.getpid()
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        app()
+    except SystemExit:
+        if _Terminated.seen:
+            sys.exit(128 + signal.SIGTERM)
+        raise
 
 
 if __name__ == "__main__":

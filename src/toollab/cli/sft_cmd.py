@@ -147,19 +147,27 @@ def sft_cmd(
         help="Whole conversations of the environment sources (n = conversations): calls, real results, answers, follow-ups.",
     ),
     followups: int = typer.Option(2, "--followups", help="--conversations: at most this many user turns after the first."),
+    force: bool = typer.Option(
+        False, "--force", help="Replace a README.md beside --out that toollab did not write."
+    ),
     json_out: bool = JsonOpt,
 ) -> None:  # fmt: skip
-    """Export SFT examples (messages, tools, rendered text, loss spans) with a dataset card."""
+    """Export SFT examples (messages, tools, rendered text, loss spans) with a dataset card.
+
+    The card is README.md beside --out; a README.md there that toollab did not write (it has no
+    toollab mark) is kept and the export refused, before any work, unless --force."""
     p = _merged(ctx, config)
     _export(p, json_out)
 
 
 def _export(p: dict[str, Any], json_out: bool) -> None:
     from toollab.sft import AugmentConfig, SFTConfig, export_sft
+    from toollab.sft.card import check_export_paths
     from toollab.sft.guard import resolve_guards
 
     if p["out"] is None:
         raise UsageError("give --out FILE.jsonl (or out: in --config)")
+    check_export_paths(p["out"], force=bool(p["force"]))  # before any work
     root = p["guard_root"]
     if root is None and os.environ.get("TOOLLAB_SHARED_DATA"):
         root = Path(os.environ["TOOLLAB_SHARED_DATA"])
@@ -205,7 +213,7 @@ def _export(p: dict[str, Any], json_out: bool) -> None:
                 tasks[what] = bar.add_task(what, total=total_n)
             bar.update(tasks[what], completed=done)
 
-        result = export_sft(cfg, report)
+        result = export_sft(cfg, report, force=bool(p["force"]))
     fig = result.figures
     if json_out:
         emit_json(

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from toollab.data.atomic import atomic_write
 from toollab.data.jsonl import json_text
 from toollab.data.stats import compute_stats
 from toollab.errors import InputError, UsageError, did_you_mean
@@ -142,8 +143,7 @@ class Dataset:
     def write_jsonl(self, path: str | Path) -> Path:
         """Write the instances as toollab JSON lines (readable with ``--format toollab``)."""
         p = Path(path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        with p.open("w", encoding="utf-8") as fh:
+        with atomic_write(p) as fh:  # only a regular file is replaced; never half a file
             for inst in self.instances:
                 fh.write(json_text(inst.model_dump(mode="json")) + "\n")
         return p

@@ -47,11 +47,15 @@ SPLITS = ("train", "validation", "test")
 DEFAULT_MIX = (0.8, 0.1, 0.1)
 #: draws in a row that may bring nothing new before generation gives up
 MAX_FRUITLESS = 3000
+#: the most instances one environment's split may be asked for (``n``; docs/input-limits.md):
+#: generation holds them in memory and takes about a millisecond each
+MAX_INSTANCES = 100_000
 #: draws a test-split Call instance may spend looking for a tool the split does not cover yet
 COVER_TRIES = 400
 
 __all__ = [
     "DEFAULT_MIX",
+    "MAX_INSTANCES",
     "SPLITS",
     "Combo",
     "api_combo",
@@ -93,6 +97,11 @@ def generate(
         )
     if n < 0:
         raise UsageError(f"n must be >= 0, got {n}")
+    if n > MAX_INSTANCES:
+        raise UsageError(
+            f"n = {n} is more than the {MAX_INSTANCES:,} instances one environment's split may "
+            "have (see docs/input-limits.md); generate several files with different seeds"
+        )
     ts = task_set(env_name)
     env = env_class(env_name)()
     rng = random.Random(f"{env_name}|{split}|{seed}")

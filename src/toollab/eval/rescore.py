@@ -24,6 +24,7 @@ from toollab.eval.log import RunSpec, Scores, read_spec
 from toollab.eval.runner import score_with_judge
 from toollab.eval.store import JUDGE_CACHE, RUN_JSON, read_predictions
 from toollab.eval.store import check_predictions as store_check
+from toollab.models import registry as model_registry
 from toollab.schema.record import Prediction
 
 #: how many offending ids an error message lists
@@ -194,6 +195,8 @@ def rescore(
     re-judged from its stored execution records, e.g. with ``{"environment": {"success_f1":
     "0.8"}}``, with no model and no re-execution of the predicted programs.
     """
+    if judge:
+        model_registry.check_model_string(judge)  # a bad judge string fails before anything is read
     path = Path(predictions)
     preds = read_predictions(path)
     data_path, fmt_name, opts, spec = dataset_source(path, data, fmt, options)

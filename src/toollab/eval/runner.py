@@ -55,6 +55,7 @@ from toollab.eval.metrics.judge import check_cache_path
 from toollab.eval.progress import Progress
 from toollab.eval.results import CRASH, TIMEOUT, score_predictions, select_scorers
 from toollab.eval.store import JUDGE_CACHE, MAX_REPEATS, RunStore, check_predictions, done_keys
+from toollab.models import registry as model_registry
 from toollab.models.base import (
     BindsInstances,
     ChatRequest,
@@ -269,6 +270,10 @@ def run_eval(
     _check_agent_template(agent, template)
     by_id = {inst.id: inst for inst in instances}
     select_scorers(by_id, config.metrics or None)  # a bad --metrics fails before any work
+    if config.judge:
+        model_registry.check_model_string(
+            config.judge
+        )  # so does a bad judge string (nothing is loaded)
     if config.judge and config.judge_cache:
         check_cache_path(config.judge_cache)  # so does a judge cache that cannot be written
     task_name = name or Path(out).name

@@ -202,21 +202,34 @@ def read_predictions(path: str | Path) -> list[Prediction]:
 
 def _check_entry(path: Path, *, directory: bool = False) -> None:
     """An :class:`InputError` when ``path`` exists but cannot be what the run needs there: a
-    directory where a file belongs (or the reverse), a device, a dangling or looping symlink."""
+    directory where a file belongs (or the reverse), a device, a FIFO, a socket, or a symbolic
+    link (a run's own files are never links: a link would make a resumed run read, truncate or
+    append to a file outside it)."""
     try:
-        st = os.stat(path)
+        st = os.lstat(path)
     except FileNotFoundError:
-        if os.path.islink(path):
-            raise InputError("a dangling symbolic link", path=path) from None
         return
     except NotADirectoryError:
         raise InputError("a file is where a directory should be on this path", path=path) from None
     except OSError as exc:
         raise InputError(f"cannot use: {os_problem(exc)}", path=path) from None
     if directory:
+        if stat.S_ISLNK(st.st_mode):  # the run directory itself may be a link the user made
+            try:
+                st = os.stat(path)
+            except OSError:
+                raise InputError("a dangling or looping symbolic link", path=path) from None
+        if not stat.S_ISDIR(st.st_mode):
+            raise InputError("--out must be a directory, but a file is there", path=path)
         if not os.access(path, os.W_OK | os.X_OK):
             raise InputError("no permission to write in this run directory", path=path)
         return
+    if stat.S_ISLNK(st.st_mode):
+        raise InputError(
+            f"is a symbolic link (to {os.readlink(path)}); a run directory keeps its own regular "
+            "file here, never a link: replace it with the file or use another --out",
+            path=path,
+        )
     if not stat.S_ISREG(st.st_mode):
         what = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
         raise InputError(f"is {what}; a run directory keeps a regular file here", path=path)
@@ -249,9 +262,14 @@ class RunStore:
     # -- locking ---------------------------------------------------------------------------------
     def __enter__(self) -> RunStore:
         try:
-            if self.root.exists() and not self.root.is_dir():
-                raise InputError("--out must be a directory, but a file is there", path=self.root)
-            for entry in (self.root, self.run_path, self.predictions_path, self.results_path):
+            for entry in (
+                self.root,
+                self.run_path,
+                self.predictions_path,
+                self.results_path,
+                self.root / LOCK,
+                self.root / JUDGE_CACHE,
+            ):
                 _check_entry(entry, directory=entry == self.root)
             self._lock_fd, self._made_lock = self._lock()
         except OSError as exc:
@@ -279,13 +297,13 @@ class RunStore:
             self._make_root()  # again if a run that left nothing removed it meanwhile
             made = True
             try:
-                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
             except FileNotFoundError:
                 continue  # the directory went in between
             except FileExistsError:
                 made = False
                 try:
-                    fd = os.open(path, os.O_RDWR)
+                    fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
                 except FileNotFoundError:
                     continue  # removed in between: create it
             try:
@@ -391,6 +409,7 @@ class RunStore:
         interrupted run leaves only a partial *last* line): that is an error, not repaired.
         """
         path = self.predictions_path
+        _check_entry(path)
         if not path.is_file():
             return []
         try:
@@ -421,7 +440,12 @@ class RunStore:
         in which case :meth:`sync` must follow before the prediction counts as done."""
         if self._fd is None:
             new = not self.predictions_path.exists()
-            self._fd = os.open(self.predictions_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            _check_entry(self.predictions_path)  # never through a link put here meanwhile
+            self._fd = os.open(
+                self.predictions_path,
+                os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW,
+                0o644,
+            )
             if new:
                 fsync_dir(self.root)
         line = (prediction_line(pred) + "\n").encode("utf-8")

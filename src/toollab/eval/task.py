@@ -31,6 +31,7 @@ from toollab.errors import UsageError
 from toollab.eval.log import EvalLog, SampleLog, TaskLog, task_log_of
 from toollab.eval.progress import Progress
 from toollab.eval.runner import EvalConfig, environment_named, run_eval
+from toollab.models import registry as model_registry
 from toollab.models.base import Model
 from toollab.models.registry import ModelSource
 from toollab.schema import Instance
@@ -132,6 +133,8 @@ def evaluate(
     sample finish and each task finish (:class:`~toollab.eval.progress.Progress`).
     """
     t0 = time.perf_counter()
+    if judge:
+        model_registry.check_model_string(judge)  # a bad judge string fails before any data is read
     task_list = [tasks] if isinstance(tasks, Task) else list(tasks)
     if not task_list:
         raise UsageError("evaluate() needs at least one Task")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from toollab.data.atomic import write_text_atomic
+from toollab.data.atomic import check_replaceable, check_target, write_text_atomic
 from toollab.report.html import render_html
 from toollab.report.inspect_log import export_inspect
 from toollab.report.logs import read_instances, read_task_log
@@ -20,15 +20,23 @@ from toollab.report.runs import RunView, fmt_figure, fmt_value, load_run, load_r
 
 
 def write_report(
-    run_dirs: Sequence[str | Path], out: str | Path, title: str = "toollab evaluation report"
+    run_dirs: Sequence[str | Path],
+    out: str | Path,
+    title: str = "toollab evaluation report",
+    *,
+    force: bool = False,
 ) -> tuple[Path, Path, list[RunView]]:
-    """Write the HTML page to ``out`` and the markdown summary beside it (``.md``)."""
-    runs = load_runs(run_dirs)
+    """Write the HTML page to ``out`` and the markdown summary beside it (``.md``).  A ``.md``
+    file there that toollab did not write is kept (an :class:`InputError`, before any work)
+    unless ``force``."""
     html_path = Path(out)
+    md_path = html_path.with_suffix(".md")
+    check_target(html_path)
+    check_replaceable(md_path, force=force)
+    runs = load_runs(run_dirs)
     html_path.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(html_path, _encodable(render_html(runs, title)))
-    md_path = html_path.with_suffix(".md")
-    write_text_atomic(md_path, _encodable(render_markdown(runs, title)))
+    write_text_atomic(md_path, _encodable(render_markdown(runs, title)), keep_foreign=not force)
     return html_path, md_path, runs
 
 

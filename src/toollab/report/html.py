@@ -14,6 +14,7 @@ import datetime as _dt
 import html
 from typing import Any
 
+from toollab.data.atomic import MARK_COMMENT
 from toollab.report import charts, drilldown
 from toollab.report.compare import MEAN_NOTE, Comparison, Table, comparisons
 from toollab.report.failures import (
@@ -480,6 +481,7 @@ def render_html(runs: list[RunView], title: str = "toollab evaluation report") -
         "<a href='#summary'>Summary</a>" if summary else ""
     )
     return f"""<!DOCTYPE html>
+{MARK_COMMENT}
 <html lang="en">
 <head>
 <meta charset="utf-8">

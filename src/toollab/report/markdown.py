@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from toollab.data.atomic import MARK_COMMENT
 from toollab.report.compare import Table, comparisons
 from toollab.report.failures import by_model, crash_rows, error_rows, run_failures, summary_counts
 from toollab.report.runs import (
@@ -64,7 +65,7 @@ def _errors_lines(runs: list[RunView]) -> list[str]:
 
 def render_markdown(runs: list[RunView], title: str = "toollab evaluation report") -> str:
     labels = [r.label for r in runs]
-    lines = [f"# {title}", ""]
+    lines = [MARK_COMMENT, f"# {title}", ""]
     cmps = comparisons(runs)
     for c in cmps:
         lines += ["", f"## Models compared: {c.scorer}"]

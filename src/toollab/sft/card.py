@@ -4,6 +4,10 @@ Every figure is computed here, from the examples actually written: sources and l
 decision branches (Call / NoCall / NoSearch), calls per example, distinct tool combinations,
 SambaNova's API complexity score for environment data, token lengths with the bundled tokenizer,
 what the leakage guard dropped, what the checks rejected, the augmentations applied.
+
+The card carries toollab's mark (:data:`toollab.data.atomic.MARK`) on its second line: an
+export replaces a card it wrote, and refuses (before any work) to replace a ``README.md`` it did
+not write unless forced (:func:`check_export_paths`).
 """
 
 from __future__ import annotations
@@ -12,10 +16,37 @@ import statistics
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from toollab.data.atomic import MARK_COMMENT, check_replaceable, check_target, write_text_atomic
+from toollab.errors import UsageError
 from toollab.schema import Instance
 from toollab.sft.sources import licence_of
+
+#: the card's file name, beside the exported file
+CARD = "README.md"
+
+
+def card_path(out: Path) -> Path:
+    return out.parent / CARD
+
+
+def check_export_paths(out: Path, *, force: bool = False) -> None:
+    """Refuse, before any work, an export whose ``out`` cannot be replaced by a file (a folder, a
+    device node, a FIFO, a link out of its folder) or whose card would replace a ``README.md``
+    toollab did not write (unless ``force``)."""
+    if out.is_dir():
+        raise UsageError(f"--out {out} is a folder; give the .jsonl file to write")
+    check_target(out)
+    check_replaceable(card_path(out), force=force)
+
+
+def write_card(out: Path, text: str, *, force: bool = False) -> Path:
+    """The card of the export ``out``, written atomically beside it; returns its path."""
+    card = card_path(out)
+    write_text_atomic(card, text, keep_foreign=not force)
+    return card
 
 
 @dataclass
@@ -169,6 +200,7 @@ def render_card(stats: CardStats, config: dict[str, Any], file_name: str) -> str
     total = max(1, f["examples"])
     parts = [
         f"# {file_name}",
+        MARK_COMMENT,
         "",
         "Supervised fine-tuning data for tool use, exported by `toollab data sft`. One JSON object "
         "per line: `id`, `source`, `messages` (the assistant targets included), `tools` (OpenAI "

@@ -28,7 +28,7 @@ from toollab.data.atomic import atomic_write
 from toollab.errors import UsageError
 from toollab.models.policy import parse_constrained
 from toollab.parsing import ParseStatus
-from toollab.sft.card import CardStats, render_card
+from toollab.sft.card import CardStats, check_export_paths, render_card, write_card
 from toollab.sft.chat import ChatFormat, load_chat_format
 from toollab.sft.episodes import CALL, FOLLOW_UP, Conversation, EpisodeConfig, build_conversations
 from toollab.sft.result import ExportResult, build_guard, template_for
@@ -134,7 +134,9 @@ def _figures(written: list[Conversation]) -> dict[str, Any]:
     }
 
 
-def export_conversations(cfg: SFTConfig, progress: Progress) -> ExportResult:
+def export_conversations(
+    cfg: SFTConfig, progress: Progress, *, force: bool = False
+) -> ExportResult:
     """The ``--conversations`` export: every ``env:NAME,n=N`` source gives N conversations."""
     t0 = last = time.perf_counter()
     timings: dict[str, float] = {}
@@ -153,8 +155,7 @@ def export_conversations(cfg: SFTConfig, progress: Progress) -> ExportResult:
     if cfg.target != "constrained":
         raise UsageError("--conversations writes the conversation protocol's constrained steps")
     out = cfg.out
-    if out.exists() and out.is_dir():
-        raise UsageError(f"--out {out} is a folder; give the .jsonl file to write")
+    check_export_paths(out, force=force)
     stats = CardStats()
     chat = load_chat_format(cfg.chat_template)
     counter = None
@@ -229,8 +230,6 @@ def export_conversations(cfg: SFTConfig, progress: Progress) -> ExportResult:
     summary["target"] = "conversation (every assistant step a target)"
     summary["followups"] = cfg.followups
     summary["tokenizer"] = counter.name if counter is not None else "-"
-    card = out.parent / "README.md"
-    with atomic_write(card) as fh:
-        fh.write(render_card(stats, summary, out.name))
+    card = write_card(out, render_card(stats, summary, out.name), force=force)
     lap("card")
     return ExportResult(out, card, stats, time.perf_counter() - t0, timings)

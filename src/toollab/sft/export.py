@@ -26,7 +26,13 @@ from toollab.data.atomic import atomic_write
 from toollab.errors import UsageError
 from toollab.schema import Instance
 from toollab.sft.augment import AugmentConfig, augment
-from toollab.sft.card import CardStats, env_complexity, render_card
+from toollab.sft.card import (
+    CardStats,
+    check_export_paths,
+    env_complexity,
+    render_card,
+    write_card,
+)
 from toollab.sft.chat import ChatFormat, load_chat_format
 from toollab.sft.conversations import export_conversations
 from toollab.sft.guard import LeakageGuard
@@ -250,8 +256,9 @@ def record(
     }
 
 
-def export_sft(cfg: SFTConfig, progress: Progress = _noop) -> ExportResult:
-    """Run an export; returns where the file and card went and every figure of the card."""
+def export_sft(cfg: SFTConfig, progress: Progress = _noop, *, force: bool = False) -> ExportResult:
+    """Run an export; returns where the file and card went and every figure of the card.
+    ``force`` replaces a ``README.md`` beside ``cfg.out`` that toollab did not write."""
     t0 = last = time.perf_counter()
     timings: dict[str, float] = {}
 
@@ -262,10 +269,9 @@ def export_sft(cfg: SFTConfig, progress: Progress = _noop) -> ExportResult:
         last = now
 
     if cfg.conversations:
-        return export_conversations(cfg, progress)
+        return export_conversations(cfg, progress, force=force)
     out = cfg.out
-    if out.exists() and out.is_dir():
-        raise UsageError(f"--out {out} is a folder; give the .jsonl file to write")
+    check_export_paths(out, force=force)
     stats = CardStats(augmentations=cfg.augment.active)
     chat = load_chat_format(cfg.chat_template)
     counter = None
@@ -340,8 +346,6 @@ def export_sft(cfg: SFTConfig, progress: Progress = _noop) -> ExportResult:
         stats.complexity = env_complexity(stats.examples, cfg.env_seeds[0] if cfg.env_seeds else 0)
     summary = cfg.summary()
     summary["tokenizer"] = counter.name if counter is not None else "-"
-    card = out.parent / "README.md"
-    with atomic_write(card) as fh:
-        fh.write(render_card(stats, summary, out.name))
+    card = write_card(out, render_card(stats, summary, out.name), force=force)
     lap("card")
     return ExportResult(out, card, stats, time.perf_counter() - t0, timings)

@@ -13,14 +13,13 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
-import os
-import tempfile
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from toollab.data.atomic import write_text_atomic
 from toollab.data.jsonl import Scanned, read_text, scan_array, scan_lines
 from toollab.errors import InputError, ToolSchemaError, UnknownToolError, UsageError, did_you_mean
 from toollab.schema import Tool, ToolCall
@@ -471,14 +470,7 @@ class ToolPool:
             text = json.dumps(records, ensure_ascii=False, indent=2) + "\n"
         else:
             text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, p)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_text_atomic(p, text)  # only a regular file is replaced (docs/input-limits.md)
         return p
 
     def __repr__(self) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from toollab.data.atomic import check_target
 from toollab.errors import InputError
 from toollab.models.base import ChatRequest, GenerateOptions, Model, run_sync
 
@@ -55,9 +56,11 @@ def check_cache_path(path: str | Path) -> Path:
     """``path`` when judge answers can be appended to it (an existing file, or one that can be
     created); an :class:`InputError` naming it otherwise.  Creates nothing."""
     p = Path(path)
+    if p.is_dir():
+        raise InputError("the judge cache must be a file, but a directory is there", path=p)
+    if os.path.lexists(p):  # a device, a FIFO, a socket, a link out of its folder: refused
+        check_target(p)
     if p.exists():
-        if not p.is_file():
-            raise InputError("the judge cache must be a file, but a directory is there", path=p)
         try:
             with p.open("a", encoding="utf-8"):
                 pass
