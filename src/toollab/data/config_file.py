@@ -90,6 +90,7 @@ def _listed(model: type[BaseModel], key: str, value: Any) -> Any:
 
 def _message(msg: str) -> str:
     head = "Input should be "
+    msg = msg.removeprefix("Value error, ")
     if msg.startswith(head):
         return "expected " + msg[len(head) :]
     return msg[:1].lower() + msg[1:]
