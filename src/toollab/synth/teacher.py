@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from toollab.data.jsonl import escape_surrogates, json_text
 from toollab.errors import BackendError, InputError, UsageError
 from toollab.models import ChatRequest, GenerateOptions, Model, ModelOutput, load_model
 
@@ -216,7 +217,8 @@ class AnswerCache:
             self._data[key] = entry
             if self.path is None:
                 return
-            line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
+            # json_text: a lone surrogate in the answer is stored as its escape, never a crash
+            line = (json_text(entry) + "\n").encode("utf-8")
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("ab") as fh:
                 fh.write(line)
@@ -234,7 +236,7 @@ def cache_key(teacher: str, req: ChatRequest, attempt: int) -> str:
         "attempt": attempt,
     }
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(escape_surrogates(blob).encode("utf-8")).hexdigest()
 
 
 @dataclass
