@@ -29,7 +29,7 @@ M = TypeVar("M", bound=BaseModel)
 _SHOWN = 80
 
 
-def read_config_mapping(path: str | Path) -> dict[str, Any]:
+def read_config_mapping(path: str | Path) -> dict[str, object]:
     """The ``option: value`` mapping of a YAML config file (``{}`` when the file is empty);
     option names are given with underscores (``pack_size``) or dashes (``pack-size``)."""
     value = read_yaml_file(path)
@@ -39,7 +39,7 @@ def read_config_mapping(path: str | Path) -> dict[str, Any]:
         raise InputError(
             f"a config file is a mapping of option: value, got {_kind(value)}", path=path
         )
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for key, item in value.items():
         if not isinstance(key, str):
             raise InputError(f"option names are text, got {_shown(key)}", path=path)
@@ -49,8 +49,8 @@ def read_config_mapping(path: str | Path) -> dict[str, Any]:
 
 def typed_options(
     model: type[M],
-    file_values: Mapping[str, Any],
-    flags: Mapping[str, Any],
+    file_values: Mapping[str, object],
+    flags: Mapping[str, object],
     *,
     file: str | Path | None = None,
 ) -> M:

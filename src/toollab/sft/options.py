@@ -9,8 +9,9 @@ reported.  Nothing is loaded before the options are valid.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -65,7 +66,7 @@ class SFTOptions(BaseModel):
     followups: Annotated[int, Field(ge=0, le=1_000)] = 2
 
     @classmethod
-    def load(cls, config: str | Path | None, flags: dict[str, Any]) -> SFTOptions:
+    def load(cls, config: str | Path | None, flags: Mapping[str, object]) -> SFTOptions:
         """The options of a ``--config`` file (``None``: none) overridden by ``flags``."""
         values = read_config_mapping(config) if config is not None else {}
         return typed_options(cls, values, flags, file=config)
