@@ -464,8 +464,14 @@ def test_data_synth_deer_with_a_teacher_that_answers_surrogates(tmp_path: Path) 
         deer.DeerTool(api_name=f"tool{i}", description_for_human=f"weather {i} \ud83d", example=[])
         for i in range(12)
     ]
-    teacher = Teacher(FakeModel(fn=answer), TeacherConfig(model="fake:"), cache=tmp_path / "c")
+    model = FakeModel(fn=answer)
+    teacher = Teacher(model, TeacherConfig(model="fake:"), cache=tmp_path / "c")
     written = run_sync(deer.write_examples(tools, teacher))
+    # the second-pass check asks about the answers' queries: every request sent is UTF-8
+    # (half a character is sent as U+FFFD; a server could not be sent the surrogate)
+    assert any("\ufffd" in json.dumps(r.messages, ensure_ascii=False) for r in model.requests)
+    for r in model.requests:
+        json.dumps(r.messages, ensure_ascii=False).encode("utf-8")
     out = tmp_path / "out"
     result = deer.build(written, deer.DeerConfig(seen=8, k=3, mode="random", nosearch=0))
     deer.write(out, result, written, {"note": "\ud83d"})

@@ -226,6 +226,16 @@ class AnswerCache:
                 os.fsync(fh.fileno())
 
 
+def sendable(text: str) -> str:
+    """``text`` with each lone UTF-16 surrogate (half a character, which an earlier answer may
+    hold) replaced by U+FFFD: a request must encode as UTF-8 to reach a server."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
+    return text
+
+
 def cache_key(teacher: str, req: ChatRequest, attempt: int) -> str:
     """sha256 of the teacher name, prompt / messages, decoding options and the attempt."""
     payload = {
@@ -296,8 +306,8 @@ class Teacher:
         """The chat request of one question (the user message, after an optional system one)."""
         messages: list[dict[str, Any]] = []
         if system:
-            messages.append({"role": "system", "content": system})
-        messages.append({"role": "user", "content": prompt})
+            messages.append({"role": "system", "content": sendable(system)})
+        messages.append({"role": "user", "content": sendable(prompt)})
         return ChatRequest(messages=messages, options=self.options(attempt, **options))
 
     # -- one request ------------------------------------------------------------------------
