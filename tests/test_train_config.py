@@ -73,7 +73,7 @@ def test_yaml_and_flags_fill_the_same_typed_fields(tmp_path: Path) -> None:
         ("output_dir: o\ndata: [a.jsonl]\nmethod: qlora\n", ["method", "'lora'"]),
         ("output_dir: o\ndata: [a.jsonl]\ngradient_checkpointing: 1\n", ["gradient_checkpointing"]),
         ("output_dir: o\ndata: [{path: a.jsonl, weigth: 2}]\n", ["weigth"]),
-        ("output_dir: o\ndata: [a.jsonl:-1]\n", ["weight must be > 0"]),
+        ("output_dir: o\ndata: [a.jsonl:-1]\n", ["data weight must be", "(0, 1,000]"]),
         ("data: [a.jsonl]\n", ["output_dir"]),
         ("output_dir: o\ndata: [a.jsonl]\nlora_r: 0\n", ["lora_r"]),
         ("- a\n- b\n", ["mapping"]),

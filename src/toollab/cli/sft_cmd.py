@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors, progress
-from toollab.errors import InputError, UsageError, did_you_mean
+from toollab.errors import UsageError
+
+if TYPE_CHECKING:
+    from toollab.sft.options import SFTOptions
 
 
 def register(app: typer.Typer) -> None:
@@ -49,42 +52,25 @@ def _sources(
     return specs
 
 
-def _merged(ctx: typer.Context, config: Path | None) -> dict[str, Any]:
-    """The command's parameters, a ``--config`` YAML file filling those not given on the command
-    line (its keys are the options' names with underscores: ``pack_size``, ``source``, ...)."""
-    params = dict(ctx.params)
-    if config is None:
-        return params
-    import yaml
+def _options(ctx: typer.Context, config: Path | None) -> SFTOptions:
+    """The typed options: a ``--config`` YAML file (its keys are the options' names with
+    underscores: ``pack_size``, ``source``, ...) and the flags given on the command line, which
+    win; both checked by :class:`~toollab.sft.options.SFTOptions` before anything is loaded."""
+    from toollab.sft.options import SFTOptions
 
-    try:
-        loaded = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
-    except OSError as exc:
-        raise UsageError(f"--config {config}: {exc.strerror or exc}") from exc
-    except yaml.YAMLError as exc:
-        raise InputError(f"not valid YAML: {exc}", path=config) from exc
-    if not isinstance(loaded, dict):
-        raise InputError("the config must be a mapping of option names to values", path=config)
-    names = {"format" if k == "fmt" else k: k for k in params if k not in ("config", "json_out")}
-    for key, value in loaded.items():
-        name = str(key).replace("-", "_")
-        if name not in names:
-            raise InputError(
-                f"unknown option {key!r}{did_you_mean(name, sorted(names))}", path=config
-            )
-        param = names[name]
+    flags: dict[str, Any] = {}
+    for param, value in ctx.params.items():
+        if param in ("config", "json_out"):
+            continue
         source = ctx.get_parameter_source(param)
-        if source is not None and source.name != "DEFAULT":
-            continue  # the command line wins
-        default = params[param]
-        if isinstance(default, list) and not isinstance(value, list):
-            value = [value]
-        if param in ("out", "guard_root") and value is not None:
-            value = Path(str(value))
-        elif param == "data":
-            value = [Path(str(v)) for v in value]
-        params[param] = value
-    return params
+        if source is None or source.name == "DEFAULT":
+            continue
+        if isinstance(value, Path):
+            value = str(value)
+        elif isinstance(value, list):
+            value = [str(v) if isinstance(v, Path) else v for v in value]
+        flags["format" if param == "fmt" else param] = value
+    return SFTOptions.load(config, flags)
 
 
 @handle_errors
@@ -156,54 +142,53 @@ def sft_cmd(
 
     The card is README.md beside --out; a README.md there that toollab did not write (it has no
     toollab mark) is kept and the export refused, before any work, unless --force."""
-    p = _merged(ctx, config)
-    _export(p, json_out)
+    _export(_options(ctx, config), json_out)
 
 
-def _export(p: dict[str, Any], json_out: bool) -> None:
+def _export(p: SFTOptions, json_out: bool) -> None:
     from toollab.sft import AugmentConfig, SFTConfig, export_sft
     from toollab.sft.card import check_export_paths
     from toollab.sft.guard import resolve_guards
 
-    if p["out"] is None:
+    if p.out is None:
         raise UsageError("give --out FILE.jsonl (or out: in --config)")
-    check_export_paths(p["out"], force=bool(p["force"]))  # before any work
-    root = p["guard_root"]
+    check_export_paths(Path(p.out), force=p.force)  # before any work
+    root = Path(p.guard_root) if p.guard_root is not None else None
     if root is None and os.environ.get("TOOLLAB_SHARED_DATA"):
         root = Path(os.environ["TOOLLAB_SHARED_DATA"])
     cfg = SFTConfig(
         sources=_sources(
-            p["data"], p["fmt"], p["option"], p["env"], p["n"], p["env_seed"], p["source"]
+            [Path(d) for d in p.data], p.format, p.option, p.env, p.n, p.env_seed, p.source
         ),
-        out=p["out"],
-        template=p["template"],
-        target=p["target"],
-        chat_template=p["chat_template"],
-        total=p["total"],
-        seed=p["seed"],
-        pack=p["pack"],
-        pack_size=p["pack_size"],
-        max_tokens=p["max_tokens"],
+        out=Path(p.out),
+        template=p.template,
+        target=p.target,
+        chat_template=p.chat_template,
+        total=p.total,
+        seed=p.seed,
+        pack=p.pack,
+        pack_size=p.pack_size,
+        max_tokens=p.max_tokens,
         augment=AugmentConfig(
-            distractors=p["distractors"],
-            distractor_mode=p["distractor_mode"],
-            nocall=p["nocall"],
-            hard_nocall=p["hard_nocall"],
-            mask=p["mask"],
-            vary=p["vary"],
-            compose=p["compose"],
-            compose_max=p["compose_max"],
-            seed=p["seed"],
+            distractors=p.distractors,
+            distractor_mode=p.distractor_mode,
+            nocall=p.nocall,
+            hard_nocall=p.hard_nocall,
+            mask=p.mask,
+            vary=p.vary,
+            compose=p.compose,
+            compose_max=p.compose_max,
+            seed=p.seed,
         ),
-        guards=resolve_guards(p["guard"], root, p["unguarded"]),
-        unguarded=list(p["unguarded"]),
-        env_seeds=list(p["env_test_seed"]),
-        near=p["near"],
-        near_same_tools=p["near_same_tools"],
-        count_tokens=not p["no_tokens"],
-        drop_null_args=p["drop_null_args"],
-        conversations=p["conversations"],
-        followups=p["followups"],
+        guards=resolve_guards(p.guard, root, p.unguarded),
+        unguarded=list(p.unguarded),
+        env_seeds=list(p.env_test_seed),
+        near=p.near,
+        near_same_tools=p.near_same_tools,
+        count_tokens=not p.no_tokens,
+        drop_null_args=p.drop_null_args,
+        conversations=p.conversations,
+        followups=p.followups,
     )
     with progress(transient=True) as bar:
         tasks: dict[str, Any] = {}
@@ -213,7 +198,7 @@ def _export(p: dict[str, Any], json_out: bool) -> None:
                 tasks[what] = bar.add_task(what, total=total_n)
             bar.update(tasks[what], completed=done)
 
-        result = export_sft(cfg, report, force=bool(p["force"]))
+        result = export_sft(cfg, report, force=p.force)
     fig = result.figures
     if json_out:
         emit_json(

@@ -8,11 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from pydantic import BaseModel
 from rich.table import Table
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors, progress
+from toollab.data.config_file import typed_options
 from toollab.errors import UsageError
 from toollab.synth import Teacher, TeacherConfig
+from toollab.synth.options import DeerOptions, SealOptions
 
 synth_app = typer.Typer(
     name="synth",
@@ -119,6 +122,7 @@ def show_report(report: dict[str, Any]) -> None:
 @synth_app.command("deer")
 @handle_errors
 def deer_cmd(
+    ctx: typer.Context,
     tools: Path = typer.Option(
         ...,
         "--tools",
@@ -161,17 +165,15 @@ def deer_cmd(
     check, then Call / NoCall / NoSearch decision samples: train.json, valid.json, test.json,
     tool.json, split.json and report.json in OUT."""
 
-    if mode not in ("mix", "random"):
-        raise UsageError(f"--mode must be mix or random, got {mode!r}")
-    shares = _floats(mix, "--mix", 3)
+    opts = typed_options(DeerOptions, {}, _flags(ctx, DeerOptions, mix=_floats(mix, "--mix", 3)))
     from toollab.synth import deer  # its retrieval needs numpy (the [retrieval] extra)
 
     config = deer.DeerConfig(
         seen=seen,
         call_ratio=call_ratio,
         k=k,
-        mode="mix" if mode == "mix" else "random",
-        mix=(shares[0], shares[1], shares[2]),
+        mode=opts.mode,
+        mix=opts.mix,
         clusters=clusters,
         nosearch=nosearch_size,
         valid_ratio=valid_ratio,
@@ -196,6 +198,7 @@ def deer_cmd(
 @synth_app.command("seal")
 @handle_errors
 def seal_cmd(
+    ctx: typer.Context,
     out: Path = typer.Option(..., "--out", "-o", help="Output folder (Seal-Tools' file formats)."),
     teacher: str = typer.Option(
         "bundled:smollm2-135m",
@@ -242,6 +245,7 @@ def seal_cmd(
     and difficult (nested) instances -> fine-tuning prompts with 5 retrieved tools: tool.jsonl,
     field.jsonl, SPLIT.jsonl, dataset_for_finetune/SPLIT.json and report.json in OUT."""
 
+    typed_options(SealOptions, {}, _flags(ctx, SealOptions))
     from toollab.synth import seal  # its retrieval needs numpy (the [retrieval] extra)
 
     config = seal.SealConfig(
@@ -278,11 +282,18 @@ def _finish(report: dict[str, Any], out: Path, as_json: bool) -> None:
     console.print(f"wrote {out}")
 
 
-def _floats(text: str, flag: str, n: int) -> list[float]:
+def _flags(ctx: typer.Context, model: type[BaseModel], **parsed: Any) -> dict[str, Any]:
+    """The command's options that ``model`` checks (``parsed``: those read from text)."""
+    values = {k: v for k, v in ctx.params.items() if k in model.model_fields}
+    return {**values, **parsed}
+
+
+def _floats(text: str, flag: str, n: int) -> tuple[float, ...]:
+    """``n`` comma-separated numbers (their ranges are the options model's to check)."""
     try:
-        vals = [float(p) for p in text.split(",")]
+        vals = tuple(float(p) for p in text.split(","))
     except ValueError:
-        vals = []
-    if len(vals) != n or any(v < 0 for v in vals) or sum(vals) <= 0:
-        raise UsageError(f"{flag} takes {n} non-negative numbers, comma-separated, got {text!r}")
+        vals = ()
+    if len(vals) != n:
+        raise UsageError(f"{flag} takes {n} numbers, comma-separated, got {text!r}")
     return vals

@@ -86,7 +86,7 @@ def read_text(path: str | Path) -> str:
                 raise InputError("a dangling symbolic link (or a symlink loop)", path=p)
             raise InputError("no such file", path=p)
         if p.is_dir():
-            raise InputError("is a directory, expected a JSON file", path=p)
+            raise InputError("is a directory, expected a file", path=p)
         if not p.is_file():  # a FIFO or a device would block or never end
             raise InputError("not a regular file (a pipe or a device?)", path=p)
         return p.read_text(encoding="utf-8-sig")

@@ -16,9 +16,13 @@ before the document is built.  See ``docs/input-limits.md``.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import yaml
+
+from toollab.data.jsonl import read_text
+from toollab.errors import InputError
 
 MAX_ALIASES = 100
 MAX_EXPANDED = 100_000
@@ -122,3 +126,28 @@ def load_yaml(text: str) -> tuple[Any, Any]:
         return root, loader.construct_document(root)
     finally:
         loader.dispose()
+
+
+def yaml_error(exc: yaml.YAMLError, path: str | Path) -> InputError:
+    """An :class:`InputError` naming the file and the line of a malformed YAML document or of
+    the limit it breaks."""
+    mark = getattr(exc, "problem_mark", None)
+    line = mark.line + 1 if mark is not None else None
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    what = "YAML beyond a limit" if isinstance(exc, YamlLimitError) else "malformed YAML"
+    return InputError(f"{what}: {problem}", path=path, line=line)
+
+
+def read_yaml_file(path: str | Path) -> Any:
+    """The value of a YAML file read within the limits (``None`` when it is empty).
+
+    Every problem is an :class:`InputError` naming the file (and the line where there is one):
+    a path that is not a readable regular file, text that is not UTF-8, malformed YAML, a
+    broken limit."""
+    text = read_text(path)
+    try:
+        return load_yaml(text)[1]
+    except yaml.YAMLError as exc:
+        raise yaml_error(exc, path) from None
+    except RecursionError:  # pragma: no cover - the depth limit comes first
+        raise InputError(f"nested more than {MAX_DEPTH} levels deep", path=path) from None

@@ -26,11 +26,11 @@ error, which the run records as a failed prediction (scored as a failure).
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 from typing import Any
 
+from toollab.data.jsonl import iter_jsonl
 from toollab.errors import BackendError, InputError
 from toollab.models.base import ChatRequest, Model, ModelOutput, Timings, Usage
 from toollab.models.registry import ModelSpec, merge_options, register_provider
@@ -42,27 +42,22 @@ TEXT_KEYS = ("output", "raw", "text")
 def load_outputs(path: str | Path) -> dict[str, list[ModelOutput]]:
     """Recorded outputs by instance id, in file order; errors name the file and line."""
     p = Path(path)
-    if not p.is_file():
+    if not p.exists() and not p.is_symlink():
         raise InputError("replay file not found", path=p)
     outputs: dict[str, list[ModelOutput]] = {}
-    with p.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not JSON: {exc.msg}", path=p, line=n) from None
-            if not isinstance(item, dict):
-                raise InputError(
-                    f"expected an object with 'id' and 'output', got {type(item).__name__}",
-                    path=p,
-                    line=n,
-                )
-            inst_id = item.get("id")
-            if not isinstance(inst_id, str) or not inst_id:
-                raise InputError("'id' (the instance id, a string) is missing", path=p, line=n)
-            outputs.setdefault(inst_id, []).append(_output(item, p, n))
+    # iter_jsonl: UTF-8, a regular file, line length, JSON depth and integer size bounded
+    for rec in iter_jsonl(p):
+        item, n = rec.data, rec.line
+        if not isinstance(item, dict):
+            raise InputError(
+                f"expected an object with 'id' and 'output', got {type(item).__name__}",
+                path=p,
+                line=n,
+            )
+        inst_id = item.get("id")
+        if not isinstance(inst_id, str) or not inst_id:
+            raise InputError("'id' (the instance id, a string) is missing", path=p, line=n)
+        outputs.setdefault(inst_id, []).append(_output(item, p, n))
     if not outputs:
         raise InputError("the replay file holds no outputs", path=p)
     return outputs
@@ -81,7 +76,9 @@ def _output(item: dict[str, Any], path: Path, line: int) -> ModelOutput:
         )
     try:
         parsed = [ToolCall.from_openai(c) for c in calls] if calls is not None else None
-    except (KeyError, TypeError, ValueError) as exc:
+    except InputError as exc:
+        raise InputError(f"bad tool_calls: {exc.problem}", path=path, line=line) from None
+    except (KeyError, TypeError, ValueError, RecursionError) as exc:
         raise InputError(f"bad tool_calls ({exc})", path=path, line=line) from None
     finish, stop = item.get("finish_reason"), item.get("stop")
     for key, value in (("finish_reason", finish), ("stop", stop)):

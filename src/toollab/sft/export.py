@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from toollab.data.atomic import atomic_write
+from toollab.data.jsonl import escape_surrogates, json_text
 from toollab.errors import UsageError
 from toollab.schema import Instance
 from toollab.sft.augment import AugmentConfig, augment
@@ -305,6 +306,14 @@ def export_sft(cfg: SFTConfig, progress: Progress = _noop, *, force: bool = Fals
     renderer = Renderer(cfg, chat)
     pairs: list[Pair] = []
     for n, inst in enumerate(insts):
+        if not _encodable(inst):
+            stats.reject(
+                "not encodable text",
+                "a lone UTF-16 surrogate (half a character) no tokenizer can read",
+                escape_surrogates(inst.id),
+            )
+            progress("check", n + 1, len(insts))
+            continue
         try:
             pairs.append(renderer.pair(inst))
         except Rejected as exc:
@@ -331,7 +340,7 @@ def export_sft(cfg: SFTConfig, progress: Progress = _noop, *, force: bool = Fals
                     stats.reject(exc.kind, exc.detail, p.instance.id)
                 continue
             rec = record(renderer, pack, msgs, text, spans)
-            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            fh.write(json_text(rec) + "\n")
             stats.records += 1
             stats.examples.extend(p.instance for p in pack)
             if counter is not None:
@@ -346,6 +355,16 @@ def export_sft(cfg: SFTConfig, progress: Progress = _noop, *, force: bool = Fals
         stats.complexity = env_complexity(stats.examples, cfg.env_seeds[0] if cfg.env_seeds else 0)
     summary = cfg.summary()
     summary["tokenizer"] = counter.name if counter is not None else "-"
-    card = write_card(out, render_card(stats, summary, out.name), force=force)
+    card = write_card(out, escape_surrogates(render_card(stats, summary, out.name)), force=force)
     lap("card")
     return ExportResult(out, card, stats, time.perf_counter() - t0, timings)
+
+
+def _encodable(inst: Instance) -> bool:
+    """Whether every text of the instance is valid Unicode (no lone UTF-16 surrogate, as a
+    JSON escape ``"\\ud83d"`` in a source file gives): a tokenizer cannot read the others."""
+    try:
+        json.dumps(inst.model_dump(mode="json"), ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -13,12 +13,14 @@ draws.  ``NOTES.md`` (the choices behind the mix, written by hand) is put first.
 
 from __future__ import annotations
 
-import json
+import math
 import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from toollab.data.jsonl import iter_jsonl, require_object
+from toollab.data.yaml_limits import read_yaml_file
 from toollab.errors import InputError
 
 KINDS = (
@@ -31,18 +33,29 @@ KINDS = (
 )
 
 
+def _meta(rec: dict[str, Any]) -> dict[str, Any]:
+    meta = rec.get("meta")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def record_kind(rec: dict[str, Any]) -> str:
-    """The kind of one exported record (see :data:`KINDS`)."""
-    meta = rec.get("meta") or {}
+    """The kind of one exported record (see :data:`KINDS`); a record without the export's
+    ``meta`` counts as no-search."""
+    meta = _meta(rec)
     if meta.get("pack") == "conversation":
         return "conversation"
-    decisions = meta.get("decision") or []
-    calls = meta.get("n_calls") or []
+    decisions = _listed(meta.get("decision"))
+    calls = _listed(meta.get("n_calls"))
     decision = decisions[0] if decisions else ""
     if decision == "Call":
-        return "call: several calls" if calls and calls[0] > 1 else "call: one call"
+        several = bool(calls) and isinstance(calls[0], int | float) and calls[0] > 1
+        return "call: several calls" if several else "call: one call"
     if decision == "NoCall":
-        if "hard-nocall" in (meta.get("augmented") or []):
+        if "hard-nocall" in _listed(meta.get("augmented")):
             return "no-call: hard (close tools that cannot serve)"
         return "no-call: other"
     return "no-search"
@@ -52,29 +65,17 @@ def count_file(path: Path) -> tuple[Counter[str], Counter[str]]:
     """(records per kind, records per augmentation tag) of one export."""
     kinds: Counter[str] = Counter()
     tags: Counter[str] = Counter()
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InputError(f"cannot read the data file: {exc.strerror or exc}", path=path) from exc
-    for n, line in enumerate(lines, 1):
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"line {n} is not JSON: {exc.msg}", path=path) from exc
+    for record in iter_jsonl(path):  # the JSON-lines limits, file:line errors
+        rec: dict[str, Any] = dict(require_object(record))
         kinds[record_kind(rec)] += 1
-        for tag in (rec.get("meta") or {}).get("augmented") or []:
+        for tag in _listed(_meta(rec).get("augmented")):
             tags[str(tag).split(":", 1)[0]] += 1
     return kinds, tags
 
 
 def recipe_data(recipe: Path) -> list[tuple[Path, float]]:
     """(path, weight) of every data file a recipe trains on."""
-    import yaml
-
-    try:
-        loaded = yaml.safe_load(recipe.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise InputError(f"cannot read the recipe: {exc}", path=recipe) from exc
+    loaded = read_yaml_file(recipe)  # the YAML limits, file:line errors
     entries = loaded.get("data") if isinstance(loaded, dict) else None
     if not isinstance(entries, list) or not entries:
         raise InputError("the recipe has no `data` list", path=recipe)
@@ -91,9 +92,14 @@ def recipe_data(recipe: Path) -> list[tuple[Path, float]]:
                 f"data[{i}] is neither {{path, weight}} nor PATH[:WEIGHT]", path=recipe
             )
         try:
-            out.append((Path(path), float(weight)))
-        except (TypeError, ValueError):
-            raise InputError(f"data[{i}]: weight {weight!r} is not a number", path=recipe) from None
+            value = float(weight)
+        except (TypeError, ValueError, OverflowError):
+            value = math.nan
+        if not (math.isfinite(value) and value > 0):
+            raise InputError(
+                f"data[{i}]: weight {weight!r} is not a finite number > 0", path=recipe
+            ) from None
+        out.append((Path(path), value))
     return out
 
 

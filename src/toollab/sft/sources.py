@@ -17,6 +17,7 @@ instances, taken by a seeded shuffle) apply to every kind.
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,10 @@ from toollab.errors import InputError, UsageError
 from toollab.schema import Decision, GoldCall, Instance, Tool
 
 ENV_KIND = "env"
+#: largest seed or weight a source may give
+MAX_NUMBER = 2**63 - 1
+#: largest ``n`` (instances) or call count a source may give
+MAX_COUNT = 100_000_000
 DEER_EXAMPLES_KIND = "deer-examples"
 
 #: licences of the public sources toollab reads (all Apache-2.0, see ../shared/data/README.md)
@@ -62,13 +67,17 @@ class SourceSpec:
         return f"{self.kind}:{self.target}"
 
 
-def _number(key: str, value: str, text: str, cast: type) -> Any:
+def _number(key: str, value: str, text: str, cast: type, limit: int = MAX_NUMBER) -> Any:
     try:
         out = cast(value)
     except ValueError:
         raise UsageError(f"source {text!r}: {key}={value!r} is not a number") from None
-    if out < 0 or (cast is float and not out == out):
+    if cast is float and not math.isfinite(out):
+        raise UsageError(f"source {text!r}: {key}={value!r} is not a finite number")
+    if out < 0:
         raise UsageError(f"source {text!r}: {key} must be non-negative")
+    if out > limit:
+        raise UsageError(f"source {text!r}: {key} must be at most {limit:,}")
     return out
 
 
@@ -90,7 +99,7 @@ def parse_source(text: str) -> SourceSpec:
         if key == "weight":
             spec.weight = _number(key, value, text, float)
         elif key == "n":
-            spec.n = _number(key, value, text, int)
+            spec.n = _number(key, value, text, int, MAX_COUNT)
         elif key == "seed":
             spec.seed = _number(key, value, text, int)
         elif key == "split":
@@ -110,8 +119,8 @@ def parse_source(text: str) -> SourceSpec:
 def _call_range(value: str, text: str) -> tuple[int, int]:
     """``calls=2-5`` (or ``calls=3``) → (2, 5)."""
     lo, _, hi = value.partition("-")
-    low = _number("calls", lo.strip(), text, int)
-    high = _number("calls", hi.strip(), text, int) if hi.strip() else low
+    low = _number("calls", lo.strip(), text, int, MAX_COUNT)
+    high = _number("calls", hi.strip(), text, int, MAX_COUNT) if hi.strip() else low
     if low < 1 or high < low:
         raise UsageError(f"source {text!r}: calls={value!r} must be LOW-HIGH with 1 <= LOW <= HIGH")
     return low, high

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from toollab.data.jsonl import escape_surrogates, json_text
 from toollab.errors import BackendError, InputError, UsageError
 from toollab.models import ChatRequest, GenerateOptions, Model, ModelOutput, load_model
 
@@ -216,12 +217,23 @@ class AnswerCache:
             self._data[key] = entry
             if self.path is None:
                 return
-            line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
+            # json_text: a lone surrogate in the answer is stored as its escape, never a crash
+            line = (json_text(entry) + "\n").encode("utf-8")
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("ab") as fh:
                 fh.write(line)
                 fh.flush()
                 os.fsync(fh.fileno())
+
+
+def sendable(text: str) -> str:
+    """``text`` with each lone UTF-16 surrogate (half a character, which an earlier answer may
+    hold) replaced by U+FFFD: a request must encode as UTF-8 to reach a server."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
+    return text
 
 
 def cache_key(teacher: str, req: ChatRequest, attempt: int) -> str:
@@ -234,7 +246,7 @@ def cache_key(teacher: str, req: ChatRequest, attempt: int) -> str:
         "attempt": attempt,
     }
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(escape_surrogates(blob).encode("utf-8")).hexdigest()
 
 
 @dataclass
@@ -294,8 +306,8 @@ class Teacher:
         """The chat request of one question (the user message, after an optional system one)."""
         messages: list[dict[str, Any]] = []
         if system:
-            messages.append({"role": "system", "content": system})
-        messages.append({"role": "user", "content": prompt})
+            messages.append({"role": "system", "content": sendable(system)})
+        messages.append({"role": "user", "content": sendable(prompt)})
         return ChatRequest(messages=messages, options=self.options(attempt, **options))
 
     # -- one request ------------------------------------------------------------------------

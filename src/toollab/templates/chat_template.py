@@ -15,15 +15,13 @@ that takes ``tools=``, for models whose own template does not (the bundled SmolL
 
 from __future__ import annotations
 
-import functools
-import json
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from toollab.errors import InputError
 from toollab.schema import Instance, Tool, ToolCall
 from toollab.templates.base import Message, Template, get_template, register_template
+from toollab.templates.jinja_render import render_jinja
 
 
 class OwnTemplate(Protocol):
@@ -82,47 +80,6 @@ HERMES_TOOLS_CHAT_TEMPLATE = """\
 {%- endfor %}
 {%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}
 """
-
-
-def _tojson(
-    value: Any,
-    ensure_ascii: bool = False,
-    indent: int | None = None,
-    separators: tuple[str, str] | None = None,
-    sort_keys: bool = False,
-) -> str:
-    return json.dumps(
-        value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
-    )
-
-
-def _raise(message: str) -> None:
-    raise InputError(f"chat template: {message}")
-
-
-@functools.lru_cache(maxsize=32)
-def _compiled(source: str) -> Any:
-    """A chat template compiled once per source (same environment as ``transformers``)."""
-    from jinja2.ext import loopcontrols
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-    env = ImmutableSandboxedEnvironment(
-        trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols]
-    )
-    env.filters["tojson"] = _tojson
-    env.globals["raise_exception"] = _raise
-    env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
-    return env.from_string(source)
-
-
-def render_jinja(source: str, **context: Any) -> str:
-    """Render a Hugging Face style chat template (same environment as ``transformers``)."""
-    from jinja2 import TemplateError
-
-    try:
-        return str(_compiled(source).render(**context))
-    except TemplateError as exc:
-        raise InputError(f"chat template failed to render: {exc}") from exc
 
 
 def gguf_chat_template(path: str | Path) -> str | None:

@@ -10,6 +10,7 @@ misspelt option.
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from collections.abc import Mapping
@@ -17,7 +18,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
+from toollab.data.yaml_limits import read_yaml_file
 from toollab.errors import InputError
+
+#: largest weight of a data source (a weight repeats the file's examples that many times)
+MAX_WEIGHT = 1_000
+#: largest value of an integer option (a 64-bit machine integer)
+MAX_INT = 2**63 - 1
+#: most passes over the training mixture
+MAX_EPOCHS = 10_000
+#: largest sequence length, batch size, accumulation or LoRA rank
+MAX_SIZE = 1_048_576
+#: largest seed (the trainer seeds numpy, whose seeds are 32-bit)
+MAX_SEED = 2**32 - 1
 
 DEFAULT_LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
@@ -67,8 +80,12 @@ class DataSource:
 
     @classmethod
     def _checked(cls, path: str, weight: float, where: str, file: str | None) -> DataSource:
-        if not weight > 0:
-            raise InputError(f"a data weight must be > 0, got {weight}", path=file, where=where)
+        if not (math.isfinite(weight) and 0 < weight <= MAX_WEIGHT):
+            raise InputError(
+                f"a data weight must be a finite number in (0, {MAX_WEIGHT:,}], got {weight}",
+                path=file,
+                where=where,
+            )
         return cls(path, weight)
 
 
@@ -187,20 +204,11 @@ class TrainConfig:
         """A YAML config file, then ``overrides`` (already typed or strings from flags).
 
         Relative paths in the file are taken from ``paths_from`` (default: the file's folder)."""
-        import yaml
-
         p = Path(path)
-        if not p.is_file():
-            raise InputError("config file not found", path=p)
-        try:
-            raw = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise InputError(
-                f"not valid YAML: {getattr(exc, 'problem', exc)}",
-                path=p,
-                line=mark.line + 1 if mark is not None else None,
-            ) from exc
+        # the YAML limits (aliases, depth, integers), UTF-8, a regular file
+        raw = read_yaml_file(p)
+        if raw is None:
+            raw = {}
         if not isinstance(raw, dict):
             raise InputError("a training config is a mapping of option: value", path=p)
         base = paths_from or Path(p).resolve().parent
@@ -249,8 +257,23 @@ class TrainConfig:
             raise bad("lora_dropout", "`lora_dropout` must be in [0, 1)")
         if not 0 <= self.warmup_ratio < 1:
             raise bad("warmup_ratio", "`warmup_ratio` must be in [0, 1)")
-        if self.learning_rate <= 0 or self.epochs <= 0:
-            raise bad("learning_rate", "`learning_rate` and `epochs` must be > 0")
+        if not 0 < self.learning_rate <= 1:
+            raise bad(
+                "learning_rate", f"`learning_rate` must be in (0, 1], got {self.learning_rate}"
+            )
+        if not 0 < self.epochs <= MAX_EPOCHS:
+            raise bad("epochs", f"`epochs` must be in (0, {MAX_EPOCHS:,}], got {self.epochs}")
+        if not 0 <= self.weight_decay <= 1:
+            raise bad("weight_decay", f"`weight_decay` must be in [0, 1], got {self.weight_decay}")
+        if self.lora_alpha < 1:
+            raise bad("lora_alpha", f"`lora_alpha` must be >= 1, got {self.lora_alpha}")
+        if not 0 <= self.seed <= MAX_SEED:
+            raise bad("seed", f"`seed` must be in [0, {MAX_SEED:,}], got {self.seed}")
+        for key in ("max_length", "batch_size", "gradient_accumulation_steps", "lora_r"):
+            if getattr(self, key) > MAX_SIZE:
+                raise bad(key, f"`{key}` must be <= {MAX_SIZE:,}, got {getattr(self, key)}")
+        if self.threads > 4096:
+            raise bad("threads", f"`threads` must be <= 4,096, got {self.threads}")
         if self.method == "lora" and not self.lora_targets:
             raise bad("lora_targets", "LoRA needs at least one target module")
 
@@ -272,11 +295,18 @@ def _type_name(tp: Any) -> str:
     return getattr(tp, "__name__", str(tp))
 
 
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _coerce(value: Any, tp: Any, key: str, file: str | None) -> Any:
     """``value`` as type ``tp``; strings (from flags) are parsed, other mismatches refused."""
 
     def bad() -> InputError:
-        return InputError(f"`{key}` must be {_type_name(tp)}, got {value!r}", path=file, where=key)
+        return InputError(
+            f"`{key}` must be {_type_name(tp)}, got {_shown(value)}", path=file, where=key
+        )
 
     origin = get_origin(tp)
     if origin in (Union, types.UnionType):
@@ -304,23 +334,42 @@ def _coerce(value: Any, tp: Any, key: str, file: str | None) -> Any:
             return False
         raise bad()
     if tp is int:
+        number: int | float
         if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if isinstance(value, str):
+            number = value
+        elif isinstance(value, str):
             try:
-                return int(value)
+                number = int(value)
             except ValueError:
                 raise bad() from None
-        raise bad()
+        else:
+            raise bad()
+        if abs(number) > MAX_INT:
+            raise InputError(
+                f"`{key}` must be an integer of at most {MAX_INT:,}, got {_shown(value)}",
+                path=file,
+                where=key,
+            )
+        return number
     if tp is float:
         if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-        if isinstance(value, str):
+            number = value
+        elif isinstance(value, str):
             try:
-                return float(value)
+                number = float(value)
             except ValueError:
                 raise bad() from None
-        raise bad()
+        else:
+            raise bad()
+        try:
+            number = float(number)
+        except OverflowError:  # an integer too large for a float
+            number = math.inf
+        if not math.isfinite(number):
+            raise InputError(
+                f"`{key}` must be a finite number, got {_shown(value)}", path=file, where=key
+            )
+        return number
     if tp is str:
         if isinstance(value, str):
             return value

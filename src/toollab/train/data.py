@@ -13,7 +13,6 @@ target when it starts inside a span.  Labels are the token ids on targets and -1
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import random
 from collections.abc import Sequence
@@ -21,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toollab.data.jsonl import iter_jsonl
 from toollab.errors import InputError
 from toollab.train.config import DataSource
 
@@ -49,6 +49,13 @@ class SFTExample:
         text = obj.get("text")
         if not isinstance(text, str) or not text:
             raise bad("`text` (the rendered training sequence) is missing or empty")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise bad(
+                f"`text` holds a lone UTF-16 surrogate at character {exc.start} (half a "
+                "character: no tokenizer can read it)"
+            ) from None
         spans = obj.get("spans")
         if spans is None:
             raise bad("no `spans`: the example has no loss targets (export it with toollab sft)")
@@ -61,7 +68,8 @@ class SFTExample:
                 or len(span) != 2
                 or not all(isinstance(v, int) and not isinstance(v, bool) for v in span)
             ):
-                raise bad(f"spans[{i}] must be [start, end] (two integers), got {span!r}")
+                shown = repr(span) if len(repr(span)) <= 80 else repr(span)[:77] + "..."
+                raise bad(f"spans[{i}] must be [start, end] (two integers), got {shown}")
             start, end = span
             if not 0 <= start < end <= len(text):
                 raise bad(
@@ -81,18 +89,10 @@ class SFTExample:
 def read_sft_file(path: str | Path) -> list[SFTExample]:
     """Every example of an SFT example file; the first bad line is an :class:`InputError`."""
     p = Path(path)
-    if not p.is_file():
+    if not p.exists() and not p.is_symlink():
         raise InputError("SFT example file not found", path=p)
-    out: list[SFTExample] = []
-    with p.open(encoding="utf-8") as fh:
-        for n, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON: {exc.msg}", path=p, line=n) from exc
-            out.append(SFTExample.from_json(obj, p, n))
+    # iter_jsonl: UTF-8, a regular file, line length, JSON depth and integer size bounded
+    out = [SFTExample.from_json(rec.data, p, rec.line) for rec in iter_jsonl(p)]
     if not out:
         raise InputError("the SFT example file holds no examples", path=p)
     return out
