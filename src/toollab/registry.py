@@ -45,7 +45,7 @@ from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Generic, TypeVar
 
-from toollab.errors import InputError, UsageError, did_you_mean
+from toollab.errors import ArgumentError, InputError, UsageError, check_arg, did_you_mean
 
 T = TypeVar("T")
 
@@ -204,8 +204,7 @@ class Registry(Generic[T]):
         """Register ``obj`` under ``name`` (and ``aliases``); a later registration of the same
         name replaces the earlier one, except that a built-in loaded late never replaces what
         user code registered.  Returns ``obj``."""
-        if not isinstance(name, str) or not name.strip():
-            raise ValueError(f"a {self.label} needs a non-empty name, got {name!r}")
+        self._check_name(name, aliases)
         name = self._normalize(name.strip())
         origin = self._loading_origin or _origin_of(obj)
         with self._lock:
@@ -218,8 +217,20 @@ class Registry(Generic[T]):
                 self._keys[self._normalize(key)] = name
         return obj
 
+    def _check_name(self, name: object, aliases: Sequence[object]) -> None:
+        if not isinstance(name, str) or not name.strip():
+            hint = (
+                ' (the decorator takes the name: @register_...("name"))' if callable(name) else ""
+            )
+            raise ArgumentError(
+                f"the {self.label}'s name", f"a non-empty name (a string){hint}", name
+            )
+        for alias in aliases:
+            check_arg(f"an alias of {self.label} {name!r}", alias, str, "a string")
+
     def decorator(self, name: str, *, aliases: Sequence[str] = ()) -> Callable[[T], T]:
         """``@registry.decorator("name")``: register the decorated object under ``name``."""
+        self._check_name(name, aliases)
 
         def deco(obj: T) -> T:
             return self.register(name, obj, aliases=aliases)
@@ -264,6 +275,7 @@ class Registry(Generic[T]):
     def resolve(self, name: str) -> str:
         """The registered name that ``name`` (any case/alias the kind accepts) stands for; an
         unknown name raises :class:`~toollab.errors.UsageError` with a did-you-mean hint."""
+        check_arg(f"the {self.label} name", name, str, "a name (a string)")
         self.load()
         key = self._normalize(name.strip())
         found = self._keys.get(key)
