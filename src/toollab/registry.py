@@ -25,9 +25,12 @@ An installed distribution offers components through **one** entry-point group,
 entry point's object is loaded when its kind is first used.  If importing it registered ``NAME``
 already (the object is decorated with the kind's decorator) nothing more happens; otherwise the
 object itself is registered under ``NAME`` (a factory, a class) after the kind's check.  A
-built-in keeps its name: a plugin entry point that names one is skipped with a warning.  A plugin
-that fails to load is skipped with a :class:`PluginWarning`, and asking for it by name raises the
-:class:`PluginError` that says why.
+built-in keeps its name: a plugin entry point that names one is skipped with a warning, and a
+plugin whose import registers a built-in's name (of any kind) fails to load with a
+:class:`PluginError` naming it.  A plugin that fails to load (an exception or ``SystemExit`` at
+import) is skipped with a :class:`PluginWarning`, and asking for it by name raises the
+:class:`PluginError` that says why.  A distribution whose metadata cannot be read is skipped
+with a warning (:func:`broken_distributions`).
 
 Model providers are still also read from the older group ``toollab.models`` (entry point name =
 provider name).
