@@ -62,7 +62,6 @@ TASK_CASES: list[tuple[str, Callable[[], object], str]] = [
     ("limit-string", lambda: _task(limit="2"), "Task.limit"),
     ("limit-float", lambda: _task(limit=2.5), "Task.limit"),
     ("limit-bool", lambda: _task(limit=True), "Task.limit"),
-    ("limit-zero", lambda: _task(limit=0), "Task.limit"),
     ("limit-negative", lambda: _task(limit=-1), "Task.limit"),
     ("max-tokens-string", lambda: _task(max_tokens="64"), "Task.max_tokens"),
     ("max-tokens-zero", lambda: _task(max_tokens=0), "Task.max_tokens"),
@@ -174,6 +173,12 @@ def test_unknown_agent_or_template_of_a_later_task_fails_before_any_task_runs(
         with pytest.raises(UsageError, match="unknown"):
             _evaluate(tmp_path / "log", tasks=[_task(name="good"), _task(name="bad", **bad)])
         assert not (tmp_path / "log").exists()
+
+
+def test_an_empty_selection_writes_nothing(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"no instances to evaluate \(limit 0\)"):
+        _evaluate(tmp_path / "log", tasks=_task(limit=0))
+    assert not (tmp_path / "log").exists()
 
 
 def test_a_limit_past_a_loaded_dataset_with_no_instances_writes_nothing(

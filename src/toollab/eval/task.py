@@ -28,7 +28,14 @@ from pydantic import JsonValue
 from toollab.agents.base import Agent, get_agent
 from toollab.data import Dataset, load_dataset
 from toollab.envs.base import CallExecutor
-from toollab.errors import ArgumentError, UsageError, check_arg, check_int, path_component
+from toollab.errors import (
+    ArgumentError,
+    InputError,
+    UsageError,
+    check_arg,
+    check_int,
+    path_component,
+)
 from toollab.eval.log import EvalLog, SampleLog, TaskLog, task_log_of
 from toollab.eval.progress import Progress
 from toollab.eval.runner import EvalConfig, environment_named, run_eval
@@ -141,7 +148,7 @@ def check_task(task: Task, where: str) -> None:
     for key in task.data_options:
         check_arg(f"{where}.data_options", key, str, "option names that are strings")
     if task.limit is not None:
-        check_int(f"{where}.limit", task.limit, minimum=1)
+        check_int(f"{where}.limit", task.limit, minimum=0)  # 0: refused when it runs
     if task.max_tokens is not None:
         check_int(f"{where}.max_tokens", task.max_tokens, minimum=1)
     check_int(f"{where}.max_turns", task.max_turns, minimum=1)
@@ -302,7 +309,11 @@ def evaluate(
         # an empty selection fails before anything is written (the instances given in memory
         # are written under log_dir/data for `toollab score`)
         if not dataset.instances[: task.limit]:
-            raise UsageError(f"tasks[{i}]: the dataset {dataset.name!r} has no instances to run")
+            raise InputError(
+                f"tasks[{i}]: the dataset {dataset.name!r} has no instances to evaluate"
+                + (f" (limit {task.limit})" if task.limit is not None else ""),
+                path=_path or None,
+            )
     needs_root = any(t.run_dir is None for t in task_list) or any(not r[2] for r in resolved)
     root = Path(log_dir) if log_dir is not None else None
     if root is None and needs_root:

@@ -220,9 +220,7 @@ class ModelSource:
         elif isinstance(model, Model):
             self._spec, self._model = None, model
         else:
-            raise UsageError(
-                f"model: expected a Model or a model string, not {type(model).__name__}"
-            )
+            raise ArgumentError("model", "a Model or a model string", model)
         self._owned = False
 
     @property
