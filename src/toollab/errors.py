@@ -2,7 +2,8 @@
 
 * :class:`InputError` — the *user* gave toollab something it cannot use (a file, a tool schema,
   a flag).  It names the file, the line (when there is one) and the problem.  The CLI prints it
-  and exits with code 2.
+  and exits with code 2.  :class:`ArgumentError` is its form for a Python API argument of the
+  wrong type or value (also a ``TypeError`` and a ``ValueError``).
 * :class:`ModelError` — the *model* produced something unusable (a malformed call, arguments that
   do not fit the schema).  These are data: agents turn them into observations, scorers count them.
 * :class:`BackendError` — the *environment* failed (a server is down, a GGUF is missing, a
