@@ -94,3 +94,114 @@ def test_surrogates_are_replaced_in_results() -> None:
     assert r.calls[0].arguments == {"\ufffd": "\ufffd x"}
     r = get_parser("react").parse("Final Answer: bad \ud800 char")
     assert r.text == "bad \ufffd char"
+
+
+# -- arithmetic and odd expressions in arguments -------------------------------------------------
+#: expressions a model may write as an argument value; each must be data (a value, or a failed
+#: parse with a reason), never a Python exception out of a parser's entry point
+ODD_EXPRESSIONS = [
+    "1/0",
+    "1//0",
+    "1%0",
+    "1.0/0",
+    "0.0/0.0",
+    "-1/0",
+    "(1/0)",
+    "[1/0]",
+    "{'k': 1/0}",
+    "(1, 1/0)",
+    "1/(1-1)",
+    "5 % 0.0",
+    "10**10**10",
+    "2**-1",
+    "0**-1",
+    "(-8)**0.5",
+    "2.0**10000",
+    "10**400 / 1",
+    "1e308 * 10",
+    "1e308 * 1e308 - 1e308 * 1e308",
+    "-~x",
+    "~1.5",
+    "~'a'",
+    "-'a'",
+    "+None",
+    "-None",
+    "not 1",
+    "1 << 10**9",
+    "1 >> -1",
+    "1 & 1",
+    "1 | 1",
+    "1 ^ 1",
+    "1 @ 1",
+    "'a' - 1",
+    "'a' * -1",
+    "'a' * 10**12",
+    "[1] * 10**12",
+    "[[1] * 1000] * 1000",
+    "'%0999999999d' % 1",
+    "'%s' % 'x'",
+    "b'a' % 1",
+    "'a' / 2",
+    "[] + ()",
+    "None + 1",
+    "1j // 1",
+    "1j % 1",
+    "(1+2j) ** 2",
+    "{[1]: 2}",
+    "{{}: 1}",
+    "{1/0: 2}",
+    "x[1/0]",
+    "f(1/0)",
+    "f(a=1/0)",
+    "lambda: 1",
+    "(yield)",
+    "await x",
+    "x if 1/0 else y",
+    "[i for i in range(10**9)]",
+    "__import__('os').system('true')",
+    "().__class__",
+    "9" * 5000 + " * 9",
+    "1" + "+1" * 5000,
+    "-" * 5000 + "1",
+    "float('nan')",
+    "1e999",
+    "-1e999",
+    "0x" + "f" * 20000,
+    "1_000_000 ** 1_000",
+]
+TEMPLATES = [
+    "[f(a={})]",
+    "f(a={})",
+    "[f(a=1), g(b={})]",
+    "[f(a=g(b={}))]",
+    "[f(a=[{}, 2])]",
+    "[f(a={{'k': {}}})]",
+]
+
+
+@pytest.mark.parametrize("expr", ODD_EXPRESSIONS)
+def test_odd_expressions_in_arguments_are_data(expr: str) -> None:
+    names = [n for n in parser_names()]
+    for template in TEMPLATES:
+        text = template.format(expr)
+        for fmt in names:
+            _check(get_parser(fmt).parse(text))
+        try:
+            decoded = bfcl_decode_ast(text)
+        except BfclDecodeError as exc:
+            assert exc.error_type in ("ast_decoder:decoder_failed",
+                                      "ast_decoder:decoder_wrong_output_format")  # fmt: skip
+        else:
+            assert isinstance(decoded, list)
+        seal_upstream_parse(text)
+        react_format_check(text)
+        _check(get_parser("deer").parse(f"#CallAPI# {text} #End#"))
+        _check(get_parser("react").parse(f"Thought: t\nAction: f\nAction Input: {{'a': {expr}}}"))
+
+
+def test_a_division_by_zero_is_a_failed_parse_with_its_reason() -> None:
+    r = get_parser("python").parse("[f(a=1/0)]")
+    assert r.status is ParseStatus.ERROR and "ZeroDivisionError" in (r.error or "")
+    with pytest.raises(BfclDecodeError, match="decoder_failed"):
+        bfcl_decode_ast("[f(a=1/0)]")
+    assert get_parser("python").parse("[f(a=1/2)]").calls[0].arguments == {"a": 0.5}

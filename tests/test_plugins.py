@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -294,3 +295,170 @@ def test_plugin_environment_is_benched_from_the_cli(myplugin: Path, tmp_path: Pa
     r = toollab("score", str(out / "runs" / "counter"), "--json", sites=(myplugin,))
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["metrics"]["environment"]["success"] == 1.0
+
+
+# -- plugins that misbehave at import, and broken distribution metadata ------------------------
+# These distributions are written straight into a folder on PYTHONPATH (a ``*.dist-info`` with
+# METADATA and entry_points.txt, beside the plugin's module): what pip installs, minus pip.
+
+
+def fake_dist(site: Path, name: str, entry_points: str | bytes, modules: dict[str, str]) -> Path:
+    info = site / f"{name}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    data = entry_points.encode() if isinstance(entry_points, str) else entry_points
+    (info / "entry_points.txt").write_bytes(data)
+    for module, code in modules.items():
+        (site / f"{module}.py").write_text(code)
+    return info
+
+
+def _plugin(name: str, code: str) -> tuple[str, dict[str, str]]:
+    """An agent plugin whose module runs ``code`` at import."""
+    body = f"{code}\n\nclass Agent:\n    pass\n"
+    return f"[toollab.plugins]\nagent:{name} = {name}:Agent\n", {name: body}
+
+
+#: (distribution, the kind and built-in name its import tries to take, the code that does it)
+HIJACKS = [
+    ("hij_parser", "parser", "python", "from toollab.parsing.base import register_parser\n"
+     "@register_parser('python')\nclass P:\n    pass"),
+    ("hij_agent", "agent", "react", "from toollab.agents.base import register_agent\n"
+     "@register_agent('react')\nclass A:\n    pass"),
+    ("hij_agent_case", "agent", "single", "from toollab.agents.base import AGENTS\n"
+     "AGENTS.register(' single ', object)"),
+    ("hij_template", "template", "json", "from toollab.templates.base import register_template\n"
+     "@register_template('json')\nclass T:\n    pass"),
+    ("hij_model", "model", "oracle", "from toollab.models.registry import register_provider\n"
+     "@register_provider('Oracle')\ndef f(spec, **options):\n    return None"),
+    ("hij_scorer", "scorer", "bfcl", "from toollab.eval.metrics.registry import Scorer, scorer\n"
+     "@scorer('bfcl', formats=('*',))\nclass S(Scorer):\n    pass"),
+    ("hij_env", "environment", "weather", "from toollab.envs.base import Environment, register_env\n"
+     "@register_env('weather')\nclass E(Environment):\n    pass"),
+    ("hij_retriever", "retriever", "bm25", "from toollab.retrieval.base import register_retriever\n"
+     "@register_retriever('bm25')\ndef r(**options):\n    return None"),
+    ("hij_alias", "parser", "python", "from toollab.parsing.base import PARSERS\n"
+     "PARSERS.register('mine', object, aliases=['python'])"),
+    ("hij_format", "format", "bfcl", "from toollab.data.base import ADAPTERS\n"
+     "ADAPTERS.register('BFCL', object)"),
+]  # fmt: skip
+
+#: (distribution, what its module does at import, what the problem says)
+IMPORT_FAILURES = [
+    ("exit_zero", "import sys\nsys.exit(0)", "SystemExit(0)"),
+    ("exit_three", "import sys\nsys.exit(3)", "SystemExit(3)"),
+    ("exit_text", "raise SystemExit('bye')", "SystemExit('bye')"),
+    ("raises", "raise RuntimeError('plugin broke')", "RuntimeError: plugin broke"),
+    ("zero_div", "x = 1 / 0", "ZeroDivisionError"),
+    ("missing_dep", "import toollab_no_such_module", "ModuleNotFoundError"),
+    ("syntax", "def f(:\n    pass", "SyntaxError"),
+    ("recursion", "def f():\n    return f()\nf()", "RecursionError"),
+]
+
+#: (distribution, entry_points.txt bytes that importlib.metadata cannot read)
+BAD_METADATA = [
+    ("meta_no_equals", b"[toollab.plugins]\nagent:x\n"),
+    ("meta_not_utf8", b"\xff\xfe[toollab.plugins]\n"),
+    ("meta_binary", bytes(range(256))),
+    ("meta_pydantic", b"[pydantic]\nbroken\n"),
+]
+
+
+@pytest.fixture(scope="module")
+def misbehaving(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    site = tmp_path_factory.mktemp("misbehaving")
+    for name, _kind, _builtin, code in HIJACKS:
+        fake_dist(site, name, *_plugin(name, code))
+    for name, code, _problem in IMPORT_FAILURES:
+        fake_dist(site, name, *_plugin(name, code))
+    for name, data in BAD_METADATA:
+        fake_dist(site, name, data, {})
+    return site
+
+
+@pytest.fixture(scope="module")
+def misbehaving_listing(misbehaving: Path) -> dict[str, Any]:
+    r = toollab("plugins", "--json", sites=(misbehaving,))
+    assert r.returncode == 0, r.stderr
+    data: dict[str, Any] = json.loads(r.stdout)
+    data["stderr"] = r.stderr
+    return data
+
+
+def _problems(listing: dict[str, Any]) -> str:
+    return "\n".join(p["problem"] for p in listing["problems"])
+
+
+@pytest.mark.parametrize("name,kind,builtin", [h[:3] for h in HIJACKS], ids=[h[0] for h in HIJACKS])
+def test_a_plugin_cannot_take_a_built_in_name_at_import(
+    misbehaving_listing: dict[str, Any], name: str, kind: str, builtin: str
+) -> None:
+    origins = {row["name"]: row["origin"] for row in misbehaving_listing["kinds"][kind]}
+    assert origins[builtin] == "builtin"
+    lines = [p for p in _problems(misbehaving_listing).splitlines() if f"of {name} 1.0" in p]
+    assert len(lines) == 1, _problems(misbehaving_listing)
+    assert "the name of a built-in" in lines[0] and f"'agent:{name}'" in lines[0]
+    assert name not in {row["name"] for row in misbehaving_listing["kinds"]["agent"]}
+
+
+@pytest.mark.parametrize(
+    "name,problem", [f[::2] for f in IMPORT_FAILURES], ids=[f[0] for f in IMPORT_FAILURES]
+)
+def test_a_plugin_that_fails_or_exits_at_import_is_reported_and_skipped(
+    misbehaving_listing: dict[str, Any], name: str, problem: str
+) -> None:
+    lines = [p for p in _problems(misbehaving_listing).splitlines() if f"of {name} 1.0" in p]
+    assert len(lines) == 1 and "cannot load" in lines[0] and problem in lines[0], lines
+
+
+@pytest.mark.parametrize("name", [b[0] for b in BAD_METADATA])
+def test_a_distribution_with_unreadable_metadata_is_skipped_with_a_warning(
+    misbehaving_listing: dict[str, Any], name: str
+) -> None:
+    assert f"{name}-1.0.dist-info has unreadable metadata" in _problems(misbehaving_listing)
+    assert f"{name}-1.0.dist-info" in misbehaving_listing["stderr"]  # the warning
+
+
+def test_commands_run_beside_misbehaving_plugins(
+    misbehaving: Path, shared_data: Path, tmp_path: Path
+) -> None:
+    # a command that needs none of them runs, says what it skipped, and exits 0
+    out = tmp_path / "run"
+    r = toollab(
+        *("eval", "--model", "oracle", "--agent", "single", "--data", str(shared_data / "bfcl")),
+        *("--format", "bfcl", "--limit", "1", "--out", str(out), "--json"),
+        sites=(misbehaving,),
+    )
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["metrics"] and (out / "results.json").is_file()
+    for name, _code, _problem in IMPORT_FAILURES:
+        assert f"'agent:{name}'" in r.stderr, name  # each skipped plugin is named
+    # the built-in parser did its work: the oracle's answer was read as a call
+    preds = [json.loads(line) for line in (out / "predictions.jsonl").open()]
+    assert preds[0]["parsed"]["calls"]
+    # a command that names a skipped plugin fails with its reason
+    r = toollab(
+        *("eval", "--model", "oracle", "--agent", "exit_zero", "--data", str(shared_data / "bfcl")),
+        *("--format", "bfcl", "--limit", "1", "--out", str(tmp_path / "named")),
+        sites=(misbehaving,),
+    )
+    assert r.returncode == 2 and "SystemExit(0)" in r.stderr and "Traceback" not in r.stderr
+    # `plugins --check` turns any problem into exit status 1
+    r = toollab("plugins", "--check", sites=(misbehaving,))
+    assert r.returncode == 1 and "plugin problem" in r.stdout + r.stderr
+    r = toollab("plugins", "--check", sites=())
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_import_toollab_survives_unreadable_metadata(misbehaving: Path) -> None:
+    path = os.pathsep.join([str(misbehaving), str(REPO / "src")])
+    script = "import toollab.schema, toollab.cli.main; print('ok')"
+    r = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": path},
+        timeout=300,
+    )
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+    assert "unreadable metadata" in r.stderr

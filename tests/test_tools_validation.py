@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+import json
+from pathlib import Path
 
+import pytest
+from typer.testing import CliRunner
+
+from toollab.cli.main import app
 from toollab.errors import ArgumentValidationError
 from toollab.schema import Ref, Tool, ToolCall
 from toollab.tools import (
@@ -288,3 +293,134 @@ def test_docstring_return_types_are_checked_too() -> None:
 
     (warning,) = tool_warnings(f.tool)
     assert warning.startswith("returns.properties.total: unknown type name 'flot'")
+
+
+# -- schemas only an infinite value fits ----------------------------------------------------------
+def _obj(props: dict[str, object], required: list[str], **defs: object) -> dict[str, object]:
+    schema: dict[str, object] = {"type": "object", "properties": props, "required": required}
+    if defs:
+        schema["$defs"] = defs
+    return schema
+
+
+NODE = {"type": "object", "properties": {"next": {"$ref": "#/$defs/n"}}, "required": ["next"]}
+
+#: (id, parameters) -- each required chain leads back to a schema it is inside
+INFINITE = [
+    ("required-ref-root", _obj({"a": {"$ref": "#"}}, ["a"])),
+    ("required-ref-root-allof", _obj({"a": {"allOf": [{"$ref": "#"}]}}, ["a"])),
+    ("required-ref-root-one-branch", _obj({"a": {"anyOf": [{"$ref": "#"}]}}, ["a"])),
+    ("def-requires-itself", _obj({"x": {"$ref": "#/$defs/n"}}, [], n=NODE)),
+    ("def-requires-itself-required", _obj({"x": {"$ref": "#/$defs/n"}}, ["x"], n=NODE)),
+    (
+        "two-defs-require-each-other",
+        _obj(
+            {"x": {"$ref": "#/$defs/a"}},
+            [],
+            a={"type": "object", "properties": {"b": {"$ref": "#/$defs/b"}}, "required": ["b"]},
+            b={"type": "object", "properties": {"a": {"$ref": "#/$defs/a"}}, "required": ["a"]},
+        ),
+    ),
+    (
+        "array-with-min-items",
+        _obj(
+            {"x": {"$ref": "#/$defs/t"}},
+            [],
+            t={"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/t"}},
+        ),
+    ),
+    (
+        "prefix-items",
+        _obj(
+            {"x": {"$ref": "#/$defs/t"}},
+            [],
+            t={"type": "array", "minItems": 1, "prefixItems": [{"$ref": "#/$defs/t"}]},
+        ),
+    ),
+    (
+        "anchor",
+        _obj(
+            {"x": {"$ref": "#node"}},
+            [],
+            n={
+                "$anchor": "node",
+                "type": "object",
+                "properties": {"k": {"$ref": "#node"}},
+                "required": ["k"],
+            },
+        ),
+    ),
+    (
+        "deep-chain",
+        _obj(
+            {"x": {"$ref": "#/$defs/a"}},
+            [],
+            a={
+                "type": "object",
+                "properties": {
+                    "p": {
+                        "type": "object",
+                        "properties": {"q": {"$ref": "#/$defs/a"}},
+                        "required": ["q"],
+                    }
+                },
+                "required": ["p"],
+            },
+        ),
+    ),
+]
+
+#: (id, parameters) -- recursive, but a finite value ends every chain
+FINITE = [
+    ("optional-ref-root", _obj({"a": {"$ref": "#"}}, [])),
+    ("null-alternative", _obj({"a": {"anyOf": [{"$ref": "#"}, {"type": "null"}]}}, ["a"])),
+    (
+        "tree-of-lists",
+        _obj({"x": {"$ref": "#/$defs/t"}}, [], t={"type": "array", "items": {"$ref": "#/$defs/t"}}),
+    ),
+    (
+        "untyped-node",
+        _obj(
+            {"x": {"$ref": "#/$defs/n"}},
+            [],
+            n={"properties": {"next": {"$ref": "#/$defs/n"}}, "required": ["next"]},
+        ),
+    ),
+    (
+        "string-node",
+        _obj(
+            {"x": {"$ref": "#/$defs/n"}},
+            [],
+            n={
+                "type": "string",
+                "properties": {"next": {"$ref": "#/$defs/n"}},
+                "required": ["next"],
+            },
+        ),
+    ),
+    (
+        "linked-list",
+        _obj(
+            {"x": {"$ref": "#/$defs/l"}},
+            [],
+            l={"type": "object", "properties": {"next": {"$ref": "#/$defs/l"}}},
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("params", [c[1] for c in INFINITE], ids=[c[0] for c in INFINITE])
+def test_a_required_cycle_is_refused(params: dict[str, object], tmp_path: Path) -> None:
+    tool_ = Tool.build(name="inf", parameters=params)
+    reasons = check_tool_schema(tool_)
+    assert len(reasons) == 1 and "required-property cycle" in reasons[0], reasons
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text(json.dumps({"name": "inf", "parameters": params}) + "\n")
+    result = CliRunner().invoke(app, ["tools", "validate", str(pool)])
+    assert result.exit_code == 2 and "required-property cycle" in result.output, result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("params", [c[1] for c in FINITE], ids=[c[0] for c in FINITE])
+def test_a_recursive_schema_a_finite_value_fits_is_kept(params: dict[str, object]) -> None:
+    assert check_tool_schema(Tool.build(name="fin", parameters=params)) == []

@@ -16,8 +16,12 @@ from toollab.errors import (
     ToolLabError,
     ToolSchemaError,
 )
-from toollab.schema import Decision, GoldCall, Instance, Ref, Tool, ToolCall
-from toollab.schema.record import ExecutionRecord, ParseResult, Prediction, Step
+from toollab.registry import shield_pydantic_plugins
+
+shield_pydantic_plugins()  # before the first pydantic model: a broken package must not stop us
+
+from toollab.schema import Decision, GoldCall, Instance, Ref, Tool, ToolCall  # noqa: E402
+from toollab.schema.record import ExecutionRecord, ParseResult, Prediction, Step  # noqa: E402
 
 if TYPE_CHECKING:
     from toollab.eval.task import EvalLog, SampleLog, Task, TaskLog, evaluate

@@ -2,7 +2,8 @@
 
 * :class:`InputError` — the *user* gave toollab something it cannot use (a file, a tool schema,
   a flag).  It names the file, the line (when there is one) and the problem.  The CLI prints it
-  and exits with code 2.
+  and exits with code 2.  :class:`ArgumentError` is its form for a Python API argument of the
+  wrong type or value (also a ``TypeError`` and a ``ValueError``).
 * :class:`ModelError` — the *model* produced something unusable (a malformed call, arguments that
   do not fit the schema).  These are data: agents turn them into observations, scorers count them.
 * :class:`BackendError` — the *environment* failed (a server is down, a GGUF is missing, a
@@ -54,6 +55,82 @@ class ToolSchemaError(InputError):
 
 class UsageError(InputError):
     """A CLI flag or option value is wrong (unknown format, unknown provider, ...)."""
+
+
+class ArgumentError(UsageError, TypeError, ValueError):
+    """An argument of a Python API call has the wrong type or value: names the argument and what
+    it expects.  It is also a :class:`TypeError` and a :class:`ValueError`, so code that catches
+    those keeps working."""
+
+    def __init__(self, argument: str, expected: str, got: object) -> None:
+        self.argument = argument
+        self.expected = expected
+        super().__init__(f"expected {expected}, got {_describe(got)}", where=argument)
+
+
+def _describe(value: object) -> str:
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    if isinstance(value, str | int | float | bool | type(None)):
+        return text
+    return f"{type(value).__name__} {text}"
+
+
+def check_arg(argument: str, value: object, types: type | tuple[type, ...], expected: str) -> None:
+    """Raise :class:`ArgumentError` unless ``value`` is an instance of ``types`` (a ``bool`` is
+    never taken for a number)."""
+    wanted = types if isinstance(types, tuple) else (types,)
+    numeric = any(t in (int, float) for t in wanted) and bool not in wanted
+    if not isinstance(value, wanted) or (numeric and isinstance(value, bool)):
+        raise ArgumentError(argument, expected, value)
+
+
+def check_int(
+    argument: str, value: object, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
+    """``value`` if it is an ``int`` (not a ``bool``) in ``[minimum, maximum]``, else
+    :class:`ArgumentError`."""
+    bounds = []
+    if minimum is not None:
+        bounds.append(f">= {minimum}")
+    if maximum is not None:
+        bounds.append(f"<= {maximum}")
+    expected = "an integer" + (f" {' and '.join(bounds)}" if bounds else "")
+    if (
+        not isinstance(value, int)
+        or isinstance(value, bool)
+        or (minimum is not None and value < minimum)
+        or (maximum is not None and value > maximum)
+    ):
+        raise ArgumentError(argument, expected, value)
+    return value
+
+
+#: the longest name :func:`path_component` lets become a file or folder name
+MAX_NAME_CHARS = 200
+
+
+def path_component(name: object, what: str) -> str:
+    """``name`` if it can be used as one file or folder name inside a parent folder (a task's
+    run directory under ``log_dir``, a dataset file under ``data/``), else
+    :class:`ArgumentError` naming ``what``: a string of 1 to :data:`MAX_NAME_CHARS` printable
+    characters, no ``/`` or ``\\``, not ``.`` or ``..``.  Every place where a name becomes a
+    path component goes through here, so no name reaches outside its parent folder."""
+    if (
+        not isinstance(name, str)
+        or not name
+        or name in (".", "..")
+        or len(name) > MAX_NAME_CHARS
+        or any(c in "/\\" or not c.isprintable() for c in name)
+    ):
+        raise ArgumentError(
+            what,
+            "a name usable as one file name (no '/', '\\' or control character, not '.' or "
+            f"'..', 1 to {MAX_NAME_CHARS} characters)",
+            name,
+        )
+    return name
 
 
 class ModelError(ToolLabError):

@@ -25,9 +25,12 @@ An installed distribution offers components through **one** entry-point group,
 entry point's object is loaded when its kind is first used.  If importing it registered ``NAME``
 already (the object is decorated with the kind's decorator) nothing more happens; otherwise the
 object itself is registered under ``NAME`` (a factory, a class) after the kind's check.  A
-built-in keeps its name: a plugin entry point that names one is skipped with a warning.  A plugin
-that fails to load is skipped with a :class:`PluginWarning`, and asking for it by name raises the
-:class:`PluginError` that says why.
+built-in keeps its name: a plugin entry point that names one is skipped with a warning, and a
+plugin whose import registers a built-in's name (of any kind) fails to load with a
+:class:`PluginError` naming it.  A plugin that fails to load (an exception or ``SystemExit`` at
+import) is skipped with a :class:`PluginWarning`, and asking for it by name raises the
+:class:`PluginError` that says why.  A distribution whose metadata cannot be read is skipped
+with a warning (:func:`broken_distributions`).
 
 Model providers are still also read from the older group ``toollab.models`` (entry point name =
 provider name).
@@ -37,15 +40,16 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import Distribution, EntryPoint, distributions
 from typing import Any, Generic, TypeVar
 
-from toollab.errors import InputError, UsageError, did_you_mean
+from toollab.errors import ArgumentError, InputError, UsageError, check_arg, did_you_mean
 
 T = TypeVar("T")
 
@@ -90,16 +94,78 @@ def _dist_of(ep: EntryPoint) -> str:
     return f"{dist.metadata['Name']} {dist.version}"
 
 
+#: installed distributions whose metadata cannot be read, each with the problem (reported once)
+_BROKEN_DISTS: dict[str, str] = {}
+
+
+def _dist_label(dist: Distribution) -> str:
+    path = getattr(dist, "_path", None)
+    return str(path) if path is not None else repr(dist)
+
+
 @cache
 def _group(group: str) -> tuple[EntryPoint, ...]:
-    # one scan of the installed distributions per group and process
-    return tuple(entry_points(group=group))
+    """The entry points of ``group`` (one scan of the installed distributions per group and
+    process).  A distribution whose metadata cannot be read (a malformed or non-UTF-8
+    ``entry_points.txt`` or ``METADATA``) is skipped with a :class:`PluginWarning`: one broken
+    package never stops toollab from starting."""
+    found: list[EntryPoint] = []
+    seen: set[str] = set()
+    for dist in distributions():
+        label = _dist_label(dist)
+        try:
+            name = dist.metadata["Name"]
+            key = re.sub(r"[-_.]+", "-", name).lower() if isinstance(name, str) else label
+            if key in seen:  # the first of one name on sys.path wins, as importlib's own scan
+                continue
+            seen.add(key)
+            found.extend(dist.entry_points.select(group=group))
+        except Exception as exc:  # metadata is text from outside: anything may be wrong
+            if label not in _BROKEN_DISTS:
+                problem = (
+                    f"the installed distribution at {label} has unreadable metadata and is "
+                    f"skipped: {type(exc).__name__}: {exc}"
+                )
+                _BROKEN_DISTS[label] = problem
+                warnings.warn(f"toollab: {problem}", PluginWarning, stacklevel=2)
+    return tuple(found)
+
+
+def shield_pydantic_plugins() -> None:
+    """Read pydantic's own plugins now, guarded.  pydantic scans every installed distribution's
+    entry points when the first model class is made; one malformed ``entry_points.txt`` on
+    ``sys.path`` would make that (so ``import toollab``, so every command) raise.  On such a
+    failure pydantic goes on without plugins and the broken distribution is named in a
+    :class:`PluginWarning` (the scan of :data:`PLUGIN_GROUP` skips it likewise)."""
+    try:
+        from pydantic.plugin._loader import get_plugins
+    except ImportError:  # pragma: no cover - a pydantic without plugins
+        return
+    try:
+        get_plugins()  # a failed scan leaves pydantic with no plugins, and it does not retry
+    except Exception as exc:
+        _group(PLUGIN_GROUP)  # warns about each distribution it skips
+        if not _BROKEN_DISTS:
+            warnings.warn(
+                f"toollab: pydantic's plugins could not be read and are not used: "
+                f"{type(exc).__name__}: {exc}",
+                PluginWarning,
+                stacklevel=2,
+            )
+
+
+def broken_distributions() -> list[str]:
+    """The problems of installed distributions whose metadata could not be read."""
+    for group in (PLUGIN_GROUP,):
+        _group(group)
+    return sorted(_BROKEN_DISTS.values())
 
 
 def refresh_plugins() -> None:
     """Forget the entry points read so far (after installing a plugin in a running process);
     registries already loaded keep what they have."""
     _group.cache_clear()
+    _BROKEN_DISTS.clear()
 
 
 def plugin_entries() -> list[PluginEntry]:
@@ -117,6 +183,14 @@ def plugin_entries() -> list[PluginEntry]:
 
 
 _KINDS: dict[str, Registry[Any]] = {}
+
+#: the plugin entry points being imported in this thread (innermost last)
+_IMPORTING = threading.local()
+
+
+def _importing_plugin() -> PluginEntry | None:
+    stack: list[PluginEntry] = getattr(_IMPORTING, "stack", [])
+    return stack[-1] if stack else None
 
 
 def kinds() -> dict[str, Registry[Any]]:
@@ -193,6 +267,7 @@ class Registry(Generic[T]):
         self._skipped: list[str] = []
         self._loading_origin: str | None = None
         self._loaded = False
+        self._builtins_loaded = False
         self._lock = threading.RLock()
         _KINDS[kind] = self
 
@@ -204,10 +279,12 @@ class Registry(Generic[T]):
         """Register ``obj`` under ``name`` (and ``aliases``); a later registration of the same
         name replaces the earlier one, except that a built-in loaded late never replaces what
         user code registered.  Returns ``obj``."""
-        if not isinstance(name, str) or not name.strip():
-            raise ValueError(f"a {self.label} needs a non-empty name, got {name!r}")
+        self._check_name(name, aliases)
         name = self._normalize(name.strip())
         origin = self._loading_origin or _origin_of(obj)
+        plugin = _importing_plugin()
+        if plugin is not None and origin != BUILTIN:
+            self._refuse_builtin_names(plugin, [name, *aliases])
         with self._lock:
             if origin == BUILTIN and self._origin.get(name, BUILTIN) != BUILTIN:
                 return obj
@@ -218,8 +295,33 @@ class Registry(Generic[T]):
                 self._keys[self._normalize(key)] = name
         return obj
 
+    def _check_name(self, name: object, aliases: Sequence[object]) -> None:
+        if not isinstance(name, str) or not name.strip():
+            hint = (
+                ' (the decorator takes the name: @register_...("name"))' if callable(name) else ""
+            )
+            raise ArgumentError(
+                f"the {self.label}'s name", f"a non-empty name (a string){hint}", name
+            )
+        for alias in aliases:
+            check_arg(f"an alias of {self.label} {name!r}", alias, str, "a string")
+
+    def _refuse_builtin_names(self, plugin: PluginEntry, names: Sequence[str]) -> None:
+        """A plugin being imported may not register a built-in's name or alias (whatever kind
+        its entry point is of): :class:`PluginError` naming the plugin."""
+        self._load_builtins()
+        for key in names:
+            owner = self._keys.get(self._normalize(key.strip()))
+            if owner is not None and self._origin.get(owner) == BUILTIN:
+                raise PluginError(
+                    f"importing it registers the {self.label} {key!r}, the name of a built-in; "
+                    "a plugin cannot replace a built-in (choose another name)",
+                    where=plugin.where,
+                )
+
     def decorator(self, name: str, *, aliases: Sequence[str] = ()) -> Callable[[T], T]:
         """``@registry.decorator("name")``: register the decorated object under ``name``."""
+        self._check_name(name, aliases)
 
         def deco(obj: T) -> T:
             return self.register(name, obj, aliases=aliases)
@@ -264,6 +366,7 @@ class Registry(Generic[T]):
     def resolve(self, name: str) -> str:
         """The registered name that ``name`` (any case/alias the kind accepts) stands for; an
         unknown name raises :class:`~toollab.errors.UsageError` with a did-you-mean hint."""
+        check_arg(f"the {self.label} name", name, str, "a name (a string)")
         self.load()
         key = self._normalize(name.strip())
         found = self._keys.get(key)
@@ -307,15 +410,11 @@ class Registry(Generic[T]):
             if self._loaded:
                 return
             self._loaded = True  # set first: a built-in module may list names while importing
-            self._loading_origin = BUILTIN
             try:
-                for mod in self.builtins:
-                    importlib.import_module(mod)
+                self._load_builtins()
             except BaseException:
                 self._loaded = False
                 raise
-            finally:
-                self._loading_origin = None
             entries = [e for e in plugin_entries() if e.kind == self.kind]
             if self.legacy_group:
                 entries += [
@@ -324,6 +423,24 @@ class Registry(Generic[T]):
                 ]
             for entry in entries:
                 self._load_entry(entry)
+
+    def _load_builtins(self) -> None:
+        """Import the modules that register the built-ins of this kind (once)."""
+        if self._builtins_loaded:
+            return
+        with self._lock:
+            if self._builtins_loaded:
+                return
+            self._builtins_loaded = True
+            previous, self._loading_origin = self._loading_origin, BUILTIN
+            try:
+                for mod in self.builtins:
+                    importlib.import_module(mod)
+            except BaseException:
+                self._builtins_loaded = False
+                raise
+            finally:
+                self._loading_origin = previous
 
     def _load_entry(self, entry: PluginEntry) -> None:
         name = self._normalize(entry.name)
@@ -334,6 +451,10 @@ class Registry(Generic[T]):
                 warnings.warn(f"toollab: {message}", PluginWarning, stacklevel=2)
             return
         self._loading_origin = entry.dist
+        stack = getattr(_IMPORTING, "stack", None)
+        if stack is None:
+            stack = _IMPORTING.stack = []
+        stack.append(entry)
         try:
             obj = entry.entry_point.load()
             if name not in self._entries:
@@ -344,14 +465,22 @@ class Registry(Generic[T]):
                         )
                     return  # an older-group module entry point registers what it registers
                 self._adopt(self, name, obj)
-        except Exception as exc:
-            err = PluginError(f"cannot load: {type(exc).__name__}: {exc}", where=entry.where)
+        except (Exception, SystemExit) as exc:  # a plugin's sys.exit() does not end toollab
+            if isinstance(exc, PluginError):
+                err = exc
+            else:
+                what = f"SystemExit({exc.code!r})" if isinstance(exc, SystemExit) else ""
+                err = PluginError(
+                    f"cannot load: {what or type(exc).__name__}" + ("" if what else f": {exc}"),
+                    where=entry.where,
+                )
             if name:
                 self._broken[name] = err
             warnings.warn(
                 f"toollab: {self.label} plugin {name!r} skipped: {err}", PluginWarning, stacklevel=2
             )
         finally:
+            stack.pop()
             self._loading_origin = None
 
 

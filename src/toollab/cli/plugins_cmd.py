@@ -12,7 +12,13 @@ from rich.table import Table
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors
 from toollab.errors import UsageError, did_you_mean
-from toollab.registry import PLUGIN_GROUP, PluginWarning, kinds, unknown_kind_entries
+from toollab.registry import (
+    PLUGIN_GROUP,
+    PluginWarning,
+    broken_distributions,
+    kinds,
+    unknown_kind_entries,
+)
 
 #: the modules that own the kinds, in the order they are listed
 KIND_MODULES = {
@@ -50,6 +56,7 @@ def listing(only: str | None = None) -> dict[str, Any]:
             out["problems"] += [{"kind": kind, "problem": p} for p in reg.problems()]
     if only is None:
         out["problems"] += [{"kind": e.kind, "problem": p} for e, p in unknown_kind_entries()]
+        out["problems"] += [{"kind": "", "problem": p} for p in broken_distributions()]
     return out
 
 
@@ -61,6 +68,9 @@ def register(app: typer.Typer) -> None:
             None, "--kind", help="List one kind only (model, agent, scorer, template, ...)."
         ),
         json_out: bool = JsonOpt,
+        check: bool = typer.Option(
+            False, "--check", help="Exit with status 1 when any plugin cannot be used."
+        ),
     ) -> None:
         """List the models, agents, scorers, templates, environments, dataset formats,
         retrievers and parsers toollab knows, built in or from installed plugins (entry points
@@ -68,6 +78,8 @@ def register(app: typer.Typer) -> None:
         data = listing(kind)
         if json_out:
             emit_json(data)
+            if check and data["problems"]:
+                raise typer.Exit(1)
             return
         table = Table(title="registered components", title_justify="left")
         for col in ("kind", "name", "from"):
@@ -78,3 +90,5 @@ def register(app: typer.Typer) -> None:
         console.print(table)
         for p in data["problems"]:
             console.print(f"[bold yellow]plugin problem:[/] {escape(p['problem'])}", soft_wrap=True)
+        if check and data["problems"]:
+            raise typer.Exit(1)

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, TypeVar
 from toollab.data.atomic import atomic_write
 from toollab.data.jsonl import json_text
 from toollab.data.stats import compute_stats
-from toollab.errors import InputError, UsageError, did_you_mean
+from toollab.errors import ArgumentError, InputError, UsageError, check_arg, did_you_mean
 from toollab.registry import Registry
 from toollab.schema import Instance, Tool
 
@@ -265,8 +265,15 @@ def _check_path(path: str | Path) -> Path:
     return p
 
 
+def _check_load_args(function: str, path: object, format: object) -> None:
+    if not isinstance(path, str | Path) or not str(path).strip():
+        raise ArgumentError(f"{function}(path)", "a path (a non-empty str or Path)", path)
+    check_arg(f"{function}(format)", format, str, "a format name such as 'bfcl'")
+
+
 def load_dataset(path: str | Path, format: str, **options: Any) -> Dataset:
     """Read a benchmark in its upstream layout, e.g. ``load_dataset("data/seal-tools", "seal-tools")``."""
+    _check_load_args("load_dataset", path, format)
     adapter = get_adapter(format)
     adapter.check_options(options)
     return adapter.load(_check_path(path), **options)
@@ -274,6 +281,7 @@ def load_dataset(path: str | Path, format: str, **options: Any) -> Dataset:
 
 def load_tools(path: str | Path, format: str, **options: Any) -> list[Tool]:
     """Read a benchmark's tool pool only (e.g. DEER's ``tool.json``, Seal-Tools' ``tool.jsonl``)."""
+    _check_load_args("load_tools", path, format)
     adapter = get_adapter(format)
     adapter.check_options(options)
     return adapter.load_tools(_check_path(path), **options)

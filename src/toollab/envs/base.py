@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from toollab.errors import ToolExecutionError, did_you_mean
+from toollab.errors import ToolExecutionError, did_you_mean, path_component
 from toollab.registry import Registry
 from toollab.schema import Instance, Tool, ToolCall
 from toollab.schema.measures import canonical_json, dict_prf, same_value  # noqa: F401 (re-exported)
@@ -429,6 +429,7 @@ ENVIRONMENTS: Registry[type[Environment]] = Registry(
 def register_env(name: str) -> Callable[[type[Environment]], type[Environment]]:
     """Class decorator: make an environment available as ``get_env(name)``.  A task set the
     class declares must carry the same name."""
+    path_component(name, "register_env(name)")  # its runs are kept in a folder of that name
 
     def deco(cls: type[Environment]) -> type[Environment]:
         tasks = cls.__dict__.get("tasks")

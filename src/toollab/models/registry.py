@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from toollab.errors import UsageError, did_you_mean
+from toollab.errors import ArgumentError, UsageError, did_you_mean
 from toollab.models.base import Model
 from toollab.registry import Registry
 
@@ -173,8 +173,10 @@ PROVIDERS: Registry[ProviderFactory] = Registry(
 
 def register_provider(name: str) -> Callable[[ProviderFactory], ProviderFactory]:
     """Decorator: register ``factory(spec: ModelSpec, **options) -> Model`` under ``name``."""
-    if not _PROVIDER_NAME.match(name):
-        raise ValueError(f"invalid provider name {name!r}")
+    if not isinstance(name, str) or not _PROVIDER_NAME.match(name):
+        raise ArgumentError(
+            "register_provider(name)", f"a provider name matching {_PROVIDER_NAME.pattern}", name
+        )
     return PROVIDERS.decorator(name)
 
 
@@ -218,9 +220,7 @@ class ModelSource:
         elif isinstance(model, Model):
             self._spec, self._model = None, model
         else:
-            raise UsageError(
-                f"model: expected a Model or a model string, not {type(model).__name__}"
-            )
+            raise ArgumentError("model", "a Model or a model string", model)
         self._owned = False
 
     @property

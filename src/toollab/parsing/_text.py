@@ -24,7 +24,17 @@ OPEN_TO_CLOSE = {"{": "}", "[": "]", "(": ")"}
 CLOSERS = frozenset(OPEN_TO_CLOSE.values())
 
 #: exceptions a decoder may raise on hostile input (deep nesting, huge literals, null bytes, ...)
-DECODE_ERRORS = (ValueError, TypeError, SyntaxError, RecursionError, MemoryError, OverflowError)
+#: what reading model output may raise from Python itself (``1/0`` in an argument is
+#: ZeroDivisionError, an ArithmeticError): every parser turns these into a failed parse
+DECODE_ERRORS = (
+    ValueError,
+    TypeError,
+    SyntaxError,
+    RecursionError,
+    MemoryError,
+    ArithmeticError,
+    LookupError,
+)
 
 
 # -- text hygiene ------------------------------------------------------------------------------
@@ -202,12 +212,17 @@ MAX_VALUE_DEPTH = 100
 def jsonable(value: Any, _depth: int = 0) -> Any:
     """``value`` made JSON-compatible: tuples and sets become lists, bytes and other objects
     strings, dict keys strings, lone surrogates are replaced.  Raises RecursionError beyond
-    :data:`MAX_VALUE_DEPTH` levels."""
+    :data:`MAX_VALUE_DEPTH` levels, ValueError for an integer of more than
+    :data:`MAX_INT_BITS` bits (it could not be written as JSON)."""
     if _depth > MAX_VALUE_DEPTH:
         raise RecursionError(f"value nested too deeply (more than {MAX_VALUE_DEPTH} levels)")
     if isinstance(value, str):
         return scrub(value)
-    if value is None or isinstance(value, bool | int):
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if value.bit_length() > MAX_INT_BITS:  # a hex literal of 20,000 digits, say
+            raise ValueError(f"a number of {value.bit_length()} bits (limit {MAX_INT_BITS})")
         return value
     if isinstance(value, float):
         return value
@@ -270,13 +285,15 @@ def make_call(
         )
     try:
         args = jsonable(arguments)
+        outs: list[str] = []
+        if outputs is not None:
+            if not isinstance(outputs, list | tuple):
+                outputs = [outputs]
+            outs = [scrub(o) if isinstance(o, str) else scrub(str(jsonable(o))) for o in outputs]
     except RecursionError as exc:
         raise CallShapeError(f"{where}: arguments nested too deeply") from exc
-    outs: list[str] = []
-    if outputs is not None:
-        if not isinstance(outputs, list | tuple):
-            outputs = [outputs]
-        outs = [scrub(o) if isinstance(o, str) else scrub(str(jsonable(o))) for o in outputs]
+    except ValueError as exc:
+        raise CallShapeError(f"{where}: {exc}") from exc
     cid = scrub(str(call_id)) if call_id not in (None, "") else None
     return ToolCall(name=scrub(name.strip()), arguments=args, outputs=outs, id=cid)
 
@@ -406,9 +423,9 @@ def safe_arith(node: ast.AST) -> Any:
     if isinstance(node, ast.UnaryOp):
         v = safe_arith(node.operand)
         if isinstance(node.op, ast.USub):
-            return -v
+            return _apply(lambda a, _b: -a, v, None)
         if isinstance(node.op, ast.UAdd):
-            return +v
+            return _apply(lambda a, _b: +a, v, None)
         if isinstance(node.op, ast.Invert) and isinstance(v, int):
             return ~v
         if isinstance(node.op, ast.Not):
@@ -423,11 +440,23 @@ def safe_arith(node: ast.AST) -> Any:
         op = _BINOPS.get(type(node.op))
         if op is None:
             raise UnsafeExpression(f"unsupported operator {type(node.op).__name__}")
-        result = op(left, right)
+        if isinstance(node.op, ast.Mod) and isinstance(left, str | bytes):
+            # printf-style formatting: a width like '%0999999999d' allocates before any check
+            raise UnsafeExpression("string formatting (%) is not evaluated")
+        result = _apply(op, left, right)
         _check_size(result)
         _spend(node.op, left, right, result)
         return result
     raise UnsafeExpression(f"cannot evaluate {type(node).__name__} safely")
+
+
+def _apply(op: Any, left: Any, right: Any) -> Any:
+    """``op(left, right)``; what Python raises for it (``1/0``, ``'a' - 1``, a float overflow)
+    is an :class:`UnsafeExpression` saying so."""
+    try:
+        return op(left, right)
+    except (ArithmeticError, TypeError, ValueError) as exc:
+        raise UnsafeExpression(f"cannot compute: {type(exc).__name__}: {exc}") from None
 
 
 def _safe_pow(base: Any, exp: Any) -> Any:
@@ -439,7 +468,7 @@ def _safe_pow(base: Any, exp: Any) -> Any:
             raise UnsafeExpression("power too large")
     else:
         raise UnsafeExpression("unsupported operands for **")
-    result = base**exp
+    result = _apply(lambda a, b: a**b, base, exp)
     _check_size(result)
     return result
 

@@ -61,6 +61,7 @@ import enum
 import functools
 import inspect
 import json
+import math
 import re
 import types
 import typing
@@ -68,7 +69,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-from toollab.errors import ToolSchemaError
+from toollab.errors import ArgumentError, ToolSchemaError, check_arg
 from toollab.schema import Tool
 from toollab.schema.wire import json_kind
 from toollab.tools.formats import json_type_for
@@ -113,6 +114,9 @@ class Param:
     def __init__(
         self, description: str | None = None, *, optional: bool = False, **facts: Any
     ) -> None:
+        if description is not None:
+            check_arg("Param(description)", description, str, "a string or None")
+        check_arg("Param(optional=...)", optional, bool, "True or False")
         for key in ("type", "properties", "required"):
             if key in facts:
                 raise ToolSchemaError(
@@ -570,7 +574,26 @@ def tool(
     out of the schema.
     """
 
+    if fn is not None and not callable(fn):
+        hint = " (the name is a keyword: @tool(name=...))" if isinstance(fn, str) else ""
+        raise ArgumentError("tool(fn)", f"a function or method{hint}", fn)
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise ArgumentError("tool(name=...)", "a non-empty string or None", name)
+    if description is not None:
+        check_arg("tool(description=...)", description, str, "a string or None")
+    for flag, value in (("sandboxed", sandboxed), ("parallel", parallel), ("returns", returns)):
+        check_arg(f"tool({flag}=...)", value, bool, "True or False")
+    if timeout is not None and not (
+        isinstance(timeout, int | float)
+        and not isinstance(timeout, bool)
+        and math.isfinite(timeout)
+        and timeout > 0
+    ):
+        raise ArgumentError("tool(timeout=...)", "seconds > 0 or None", timeout)
+
     def wrap(f: Callable[..., Any]) -> ToolFunction:
+        if not callable(f):
+            raise ArgumentError("@tool(...)", "to decorate a function or method", f)
         return ToolFunction(
             f,
             name=name,

@@ -265,8 +265,87 @@ def ref_problems(schema: Any, where: str = "parameters") -> list[str]:
                 continue
             if isinstance(resolved, dict):
                 targets.setdefault(id(node), []).append((ref, resolved))
-    problems.extend(_cycles(schema, targets, where))
+    cycles = _cycles(schema, targets, where)
+    problems.extend(cycles or _required_cycles(schema, targets, where))
     return problems
+
+
+def _is(node: dict[str, Any], type_name: str) -> bool:
+    t = node.get("type")
+    return t == type_name or t == [type_name]
+
+
+def _mandatory(
+    node: dict[str, Any], targets: dict[int, list[tuple[str, dict[str, Any]]]], root: bool
+) -> Iterator[tuple[str, bool, dict[str, Any]]]:
+    """``(label, descends, subschema)`` for every subschema that every value of ``node`` must
+    satisfy too: its references, ``allOf`` (and a one-branch ``anyOf`` / ``oneOf``) at the same
+    value, the schema of each *required* property of an object (``descends``: one level
+    down), the items an array must hold (``minItems``)."""
+    for ref, target in targets.get(id(node), []):
+        yield f"$ref {ref!r}", False, target
+    for key in ("allOf", "anyOf", "oneOf"):
+        subs = node.get(key)
+        if isinstance(subs, list) and (key == "allOf" or len(subs) == 1):
+            for sub in subs:
+                if isinstance(sub, dict):
+                    yield key, False, sub
+    props, required = node.get("properties"), node.get("required")
+    if (root or _is(node, "object")) and isinstance(props, dict) and isinstance(required, list):
+        for name in required:
+            if isinstance(name, str) and isinstance(props.get(name), dict):
+                yield f"required {name!r}", True, props[name]
+    least = node.get("minItems")
+    if _is(node, "array") and isinstance(least, int) and not isinstance(least, bool) and least > 0:
+        prefix = node.get("prefixItems")
+        prefix = prefix if isinstance(prefix, list) else []
+        for i, sub in enumerate(prefix[:least]):
+            if isinstance(sub, dict):
+                yield f"prefixItems[{i}]", True, sub
+        if least > len(prefix) and isinstance(node.get("items"), dict):
+            yield "items", True, node["items"]
+
+
+def _required_cycles(
+    schema: Any, targets: dict[int, list[tuple[str, dict[str, Any]]]], where: str
+) -> list[str]:
+    """A schema that every value must satisfy again one level down -- a required property (or
+    a required array item) whose schema leads back through ``$ref`` to a schema it is inside:
+    only an infinite value fits, so no call can ever be valid (``{"properties": {"next":
+    {"$ref": "#"}}, "required": ["next"]}``)."""
+    if not targets:
+        return []
+    state: dict[int, int] = {}  # 1: on the current path, 2: done
+    for start in [node for _, _, node in _walk(schema)]:
+        if state.get(id(start)):
+            continue
+        path: list[tuple[dict[str, Any], Iterator[tuple[str, bool, dict[str, Any]]], str, bool]]
+        path = [(start, _mandatory(start, targets, start is schema), "", False)]
+        state[id(start)] = 1
+        while path:
+            node, it, _label, _down = path[-1]
+            step = next(it, None)
+            if step is None:
+                state[id(node)] = 2
+                path.pop()
+                continue
+            label, down, nxt = step
+            mark = state.get(id(nxt))
+            if mark == 1:
+                first = next(i for i, entry in enumerate(path) if entry[0] is nxt)
+                loop = [(lb, d) for _n, _i, lb, d in path[first + 1 :]] + [(label, down)]
+                if any(d for _lb, d in loop):  # an in-place loop is _cycles' problem
+                    chain = " -> ".join(lb for lb, _d in loop)
+                    return [
+                        f"{where}: required-property cycle ({chain}): every value must hold "
+                        "another value of the same schema inside it, so only an infinite value "
+                        "would fit; make one of these properties optional"
+                    ]
+                continue
+            if mark is None:
+                state[id(nxt)] = 1
+                path.append((nxt, _mandatory(nxt, targets, nxt is schema), label, down))
+    return []
 
 
 def _cycles(

@@ -16,11 +16,12 @@ the ``llama`` architecture (SmolLM2 and the other Llama-style models).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from toollab.errors import BackendError, InputError
 
@@ -38,30 +39,136 @@ def _gguf() -> Any:
     return gguf
 
 
+# -- the input files, checked before anything is written ------------------------------------------
+#: the largest JSON header a safetensors file may declare (the format's own limit)
+MAX_SAFETENSORS_HEADER = 100_000_000
+_DTYPE_BYTES = {
+    "BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1, "I16": 2, "U16": 2, "F16": 2,
+    "BF16": 2, "I32": 4, "U32": 4, "F32": 4, "I64": 8, "U64": 8, "F64": 8,
+}  # fmt: skip
+
+
+def read_json_object(path: Path, what: str) -> dict[str, Any]:
+    """The JSON object in ``path`` (``what`` names it in the error): a missing, unreadable,
+    non-UTF-8, truncated or non-object file is an :class:`InputError` naming it."""
+    if not path.exists():
+        raise InputError(f"{what} is missing", path=path)
+    if not path.is_file():
+        raise InputError(f"{what} is not a file", path=path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{what} is not UTF-8 text (byte {exc.start})", path=path) from None
+    except OSError as exc:
+        raise InputError(f"{what} cannot be read: {exc.strerror or exc}", path=path) from None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{what} is not valid JSON: {exc.msg}", path=path, line=exc.lineno
+        ) from None
+    except RecursionError:
+        raise InputError(f"{what} is nested too deeply", path=path) from None
+    if not isinstance(value, dict):
+        raise InputError(f"{what} must be a JSON object, not {type(value).__name__}", path=path)
+    return value
+
+
+def check_safetensors(path: Path) -> dict[str, tuple[str, list[int]]]:
+    """``{tensor name: (dtype, shape)}`` of a safetensors file, read from its header alone: a
+    missing, truncated or malformed file (a header that is not JSON, tensors whose byte ranges
+    do not fit the file or their dtype and shape) is an :class:`InputError` naming it."""
+    if not path.exists():
+        raise InputError("the weights file is missing", path=path)
+    if not path.is_file():
+        raise InputError("the weights file is not a file", path=path)
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as fh:
+            head = fh.read(8)
+            n = int.from_bytes(head, "little") if len(head) == 8 else -1
+            if n < 2 or n > MAX_SAFETENSORS_HEADER or 8 + n > size:
+                raise InputError(f"not a safetensors file, or truncated ({size} bytes)", path=path)
+            raw = fh.read(n)
+    except OSError as exc:
+        raise InputError(f"cannot be read: {exc.strerror or exc}", path=path) from None
+    try:
+        header = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        raise InputError("the safetensors header is not valid JSON", path=path) from None
+    if not isinstance(header, dict):
+        raise InputError("the safetensors header is not a JSON object", path=path)
+    data = size - 8 - n
+    out: dict[str, tuple[str, list[int]]] = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        entry: dict[str, Any] = info if isinstance(info, dict) else {}
+        dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
+        if not (
+            isinstance(dtype, str)
+            and dtype in _DTYPE_BYTES
+            and _naturals(shape)
+            and _naturals(offsets)
+            and len(offsets) == 2
+        ):
+            raise InputError(f"tensor {name!r}: malformed entry in the header", path=path)
+        count = 1
+        for d in shape:
+            count *= d
+        start, end = offsets
+        if not 0 <= start <= end <= data or end - start != count * _DTYPE_BYTES[dtype]:
+            raise InputError(
+                f"tensor {name!r}: its bytes do not fit the file (truncated or damaged)",
+                path=path,
+            )
+        out[name] = (dtype, shape)
+    return out
+
+
+def _naturals(value: Any) -> TypeGuard[list[int]]:
+    return isinstance(value, list) and all(
+        isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in value
+    )
+
+
+@functools.lru_cache(maxsize=2)
+def _read_gguf(path: str, _mtime_ns: int, _size: int) -> Any:
+    """The GGUF's reader, read once per file version (a check, then the export)."""
+    return _gguf().GGUFReader(path)
+
+
 class _Meta:
     """Architecture and hyper-parameters of a metadata GGUF, plus its key/values to copy."""
 
     def __init__(self, path: Path) -> None:
-        gguf = _gguf()
-        if not path.is_file():
+        _gguf()  # the package is there (a clear error if not)
+        if not path.exists():
             raise InputError("the base GGUF (model metadata and tokenizer) is not there", path=path)
         try:
-            self.reader = gguf.GGUFReader(str(path))
-        except (ValueError, OSError) as exc:
-            raise InputError(f"not a readable GGUF file: {exc}", path=path) from exc
-        self.path = path
-        self.arch = str(self.reader.fields["general.architecture"].contents())
-        if self.arch not in SUPPORTED_ARCHS:
+            stat = path.stat()
+            self.reader = _read_gguf(str(path), stat.st_mtime_ns, stat.st_size)
+            self.path = path
+            self.arch = str(self.reader.fields["general.architecture"].contents())
+            if self.arch not in SUPPORTED_ARCHS:
+                raise InputError(
+                    f"GGUF export supports the {', '.join(SUPPORTED_ARCHS)} architecture(s); "
+                    f"this base is {self.arch!r}",
+                    path=path,
+                )
+            self.n_head = int(self.reader.fields[f"{self.arch}.attention.head_count"].contents())
+            kv = self.reader.fields.get(f"{self.arch}.attention.head_count_kv")
+            self.n_head_kv = int(kv.contents()) if kv is not None else self.n_head
+            self.n_block = int(self.reader.fields[f"{self.arch}.block_count"].contents())
+            self.tensor_names = {t.name for t in self.reader.tensors}
+        except InputError:
+            raise
+        except KeyError as exc:
+            raise InputError(f"the base GGUF lacks the field {exc}", path=path) from None
+        except Exception as exc:  # the gguf reader on a damaged file: anything
             raise InputError(
-                f"GGUF export supports the {', '.join(SUPPORTED_ARCHS)} architecture(s); this "
-                f"base is {self.arch!r}",
-                path=path,
-            )
-        self.n_head = int(self.reader.fields[f"{self.arch}.attention.head_count"].contents())
-        kv = self.reader.fields.get(f"{self.arch}.attention.head_count_kv")
-        self.n_head_kv = int(kv.contents()) if kv is not None else self.n_head
-        self.n_block = int(self.reader.fields[f"{self.arch}.block_count"].contents())
-        self.tensor_names = {t.name for t in self.reader.tensors}
+                f"not a readable GGUF file: {type(exc).__name__}: {exc}", path=path
+            ) from None
 
     def copy_kv(self, writer: Any, skip: set[str], tokenizer: bool = True) -> None:
         gguf = _gguf()
@@ -78,6 +185,11 @@ class _Meta:
         gguf = _gguf()
         arch = next(k for k, v in gguf.MODEL_ARCH_NAMES.items() if v == self.arch)
         return gguf.get_tensor_name_map(arch, self.n_block)
+
+
+def check_base_gguf(path: Path) -> None:
+    """The base GGUF is there, readable and of a supported architecture."""
+    _Meta(path)
 
 
 def _permute(w: Any, n_head: int) -> Any:
@@ -126,11 +238,13 @@ def _write(path: Path, fill: Any, arch: str) -> Path:
 
 
 # -- the adapter ---------------------------------------------------------------------------------
-def _adapter_tensors(adapter_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+def check_adapter(adapter_dir: Path) -> dict[str, Any]:
+    """The adapter's configuration, its config and weights checked (nothing loaded)."""
     cfg_path = adapter_dir / "adapter_config.json"
-    if not cfg_path.is_file():
-        raise InputError("not a PEFT adapter folder (no adapter_config.json)", path=adapter_dir)
-    cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
+    cfg = read_json_object(cfg_path, "the adapter configuration (not a PEFT adapter folder?)")
+    alpha = cfg.get("lora_alpha")
+    if not isinstance(alpha, int | float) or isinstance(alpha, bool):
+        raise InputError(f"lora_alpha must be a number, got {alpha!r}", path=cfg_path)
     if cfg.get("peft_type") != "LORA":
         raise InputError(
             f"only LoRA adapters export to GGUF, got {cfg.get('peft_type')}", path=cfg_path
@@ -140,12 +254,31 @@ def _adapter_tensors(adapter_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]
             raise InputError(f"`{key}` adapters have no llama.cpp form", path=cfg_path)
     if cfg.get("modules_to_save"):
         raise InputError("adapters with modules_to_save have no llama.cpp LoRA form", path=cfg_path)
+    st = adapter_dir / "adapter_model.safetensors"
+    if not st.exists():
+        raise InputError("the adapter folder has no adapter_model.safetensors", path=adapter_dir)
+    shapes = {name: shape for name, (_dtype, shape) in check_safetensors(st).items()}
+    for name, shape in shapes.items():
+        if len(shape) != 2:
+            raise InputError(f"tensor {name!r} is not a matrix (shape {shape})", path=st)
+        if name.endswith(".lora_A.weight"):
+            b = shapes.get(name.removesuffix(".lora_A.weight") + ".lora_B.weight")
+            if b is not None and len(b) == 2 and b[1] != shape[0]:
+                raise InputError(
+                    f"tensor {name!r}: its rank {shape[0]} is not lora_B's {b[1]}", path=st
+                )
+    return cfg
+
+
+def _adapter_tensors(adapter_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    cfg = check_adapter(adapter_dir)
     from safetensors.numpy import load_file
 
     st = adapter_dir / "adapter_model.safetensors"
-    if not st.is_file():
-        raise InputError("the adapter folder has no adapter_model.safetensors", path=adapter_dir)
-    return cfg, load_file(str(st))
+    try:
+        return cfg, load_file(str(st))
+    except Exception as exc:  # the header was checked; this is the reader's word on the rest
+        raise InputError(f"cannot read the weights: {exc}", path=st) from None
 
 
 AdapterType = Literal["f32", "f16"]
@@ -195,7 +328,14 @@ def export_adapter_gguf(
                     f"{hf} ({gname}) is not a tensor of the base GGUF", path=adapter_dir
                 )
             a = ab["a"].astype(np.float32)
-            b = _prepare(meta, hf, ab["b"].astype(np.float32))
+            try:
+                b = _prepare(meta, hf, ab["b"].astype(np.float32))
+            except ValueError:
+                raise InputError(
+                    f"{hf}: lora_B of shape {list(ab['b'].shape)} does not fit the base's "
+                    f"{meta.n_head} attention heads",
+                    path=adapter_dir,
+                ) from None
             writer.add_tensor(f"{gname}.lora_a", a.astype(np_type))
             writer.add_tensor(f"{gname}.lora_b", b.astype(np_type))
 
@@ -203,17 +343,36 @@ def export_adapter_gguf(
 
 
 # -- the merged model ----------------------------------------------------------------------------
-def _state_dict(model_dir: Path) -> Iterator[tuple[str, Any]]:
-    from safetensors import safe_open
-
+def check_model(model_dir: Path) -> tuple[dict[str, Any], list[Path]]:
+    """A model folder's ``config.json`` and weight files, checked (nothing loaded)."""
+    config = read_json_object(model_dir / "config.json", "the model configuration")
+    tied = config.get("tie_word_embeddings", False)
+    if not isinstance(tied, bool):
+        raise InputError(
+            f"tie_word_embeddings must be true or false, got {tied!r}",
+            path=model_dir / "config.json",
+        )
     files = sorted(model_dir.glob("*.safetensors"))
     files = [f for f in files if not f.name.startswith("adapter_")]
     if not files:
         raise InputError("no model weights (*.safetensors) in the folder", path=model_dir)
     for f in files:
-        with safe_open(str(f), framework="pt") as fh:
-            for key in fh.keys():  # noqa: SIM118 - safe_open is not a mapping
-                yield key, fh.get_tensor(key)
+        check_safetensors(f)
+    return config, files
+
+
+def _state_dict(files: list[Path]) -> Iterator[tuple[str, Any]]:
+    from safetensors import safe_open
+
+    for f in files:
+        try:
+            with safe_open(str(f), framework="pt") as fh:
+                for key in fh.keys():  # noqa: SIM118 - safe_open is not a mapping
+                    yield key, fh.get_tensor(key)
+        except InputError:
+            raise
+        except Exception as exc:  # the header was checked; this is the reader's word
+            raise InputError(f"cannot read the weights: {exc}", path=f) from None
 
 
 def export_model_gguf(
@@ -225,7 +384,7 @@ def export_model_gguf(
     gguf = _gguf()
     meta = _Meta(Path(base_gguf))
     model_dir = Path(model_dir)
-    config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+    config, files = check_model(model_dir)
     tied = bool(config.get("tie_word_embeddings", False))
     tmap = meta.name_map()
     qtype = {
@@ -246,7 +405,7 @@ def export_model_gguf(
         writer.add_type(gguf.GGUFType.MODEL)
         writer.add_file_type(file_type)
         writer.add_quantization_version(gguf.GGML_QUANT_VERSION)
-        for hf, t in _state_dict(model_dir):
+        for hf, t in _state_dict(files):
             if hf == "lm_head.weight" and tied:
                 continue
             gname = _to_gguf_name(meta, tmap, hf)

@@ -7,10 +7,8 @@ tokenizer) and writes ``RUN/gguf/adapter.gguf`` (served as
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
@@ -19,21 +17,36 @@ from toollab.train.base import resolve_base
 from toollab.train.export import (
     AdapterType,
     OutType,
+    check_adapter,
+    check_base_gguf,
+    check_model,
     export_adapter_gguf,
     export_model_gguf,
     merge_adapter,
+    read_json_object,
 )
 
 
-def _run_info(run: Path) -> dict[str, Any]:
+def _run_info(run: Path) -> tuple[str | None, str | None]:
+    """``(base GGUF, base folder)`` that the run's ``run.json`` names (``None`` where it names
+    none, or when there is no ``run.json``); a damaged or wrong-typed file is an
+    :class:`InputError` naming it."""
     p = run / "run.json"
-    if not p.is_file():
-        return {}
-    try:
-        info = json.loads(p.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", path=p, line=exc.lineno) from exc
-    return info if isinstance(info, dict) else {}
+    if not p.exists():
+        return None, None
+    info = read_json_object(p, "the run record")
+    base = info.get("base")
+    if base is None:
+        return None, None
+    if not isinstance(base, dict):
+        raise InputError(f"'base' must be an object, got {type(base).__name__}", path=p)
+    found: list[str | None] = []
+    for key in ("gguf", "folder"):
+        value = base.get(key)
+        if value is not None and (not isinstance(value, str) or "\0" in value):
+            raise InputError(f"'base.{key}' must be a path (a string), got {value!r}", path=p)
+        found.append(value or None)
+    return found[0], found[1]
 
 
 def export_run(
@@ -49,29 +62,38 @@ def export_run(
     run = Path(run)
     if not run.is_dir():
         raise InputError("no such run or model folder", path=run)
-    info = _run_info(run)
-    if (run / "adapter_config.json").is_file():
+    info_gguf, info_folder = _run_info(run)
+    if (run / "adapter_config.json").exists():
         adapter: Path | None = run
         model_dir: Path | None = None
-    elif (run / "config.json").is_file():
+    elif (run / "config.json").exists():
         adapter, model_dir = None, run
     else:
-        adapter = run / "adapter" if (run / "adapter" / "adapter_config.json").is_file() else None
-        model_dir = run / "model" if (run / "model" / "config.json").is_file() else None
+        # a run's folder that is there is checked whole: a file missing in it is an error
+        adapter = run / "adapter" if (run / "adapter").is_dir() else None
+        model_dir = run / "model" if (run / "model").is_dir() else None
         if adapter is None and model_dir is None:
             raise InputError(
                 "the folder holds no finished run (adapter/ or model/), adapter or model", path=run
             )
-    base_info = info.get("base") or {}
-    base_folder = Path(base_info["folder"]) if base_info.get("folder") else None
+    base_folder = Path(info_folder) if info_folder else None
     if base_gguf is None:
-        if base_info.get("gguf"):
-            base_gguf = base_info["gguf"]
+        if info_gguf:
+            base_gguf = info_gguf
         else:
             raise InputError(
                 "the base GGUF (metadata and tokenizer for llama.cpp) is unknown: give --base",
                 path=run,
             )
+    kinds: list[OutType] = [k for k in ("f32", "f16", "q8_0") if k in what]  # type: ignore[misc]
+    # every input is checked before anything is written (or converted)
+    if adapter is not None:
+        check_adapter(adapter)
+    if model_dir is not None:
+        check_model(model_dir)
+    check_base_gguf(Path(base_gguf))
+    if base_folder is not None and kinds and model_dir is None:
+        read_json_object(base_folder / "config.json", "the base model's configuration")
     if base_folder is None and adapter is not None:
         base_folder = resolve_base(str(base_gguf)).folder
     dest = Path(out) if out else run / "gguf"
@@ -83,7 +105,6 @@ def export_run(
         written["adapter"] = export_adapter_gguf(
             adapter, dest / "adapter.gguf", base_gguf, adapter_dtype
         )
-    kinds: list[OutType] = [k for k in ("f32", "f16", "q8_0") if k in what]  # type: ignore[misc]
     if kinds:
         merged = model_dir
         tmp: Path | None = None

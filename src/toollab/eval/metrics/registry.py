@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
+from toollab.errors import ArgumentError, check_arg
 from toollab.registry import Registry
 from toollab.schema import Instance
 from toollab.schema.measures import mean, prf, ratio
@@ -149,8 +150,16 @@ def scorer(
     default: bool = True,
 ) -> Callable[[type[Scorer]], type[Scorer]]:
     """Class decorator: register a :class:`Scorer` subclass under ``name``."""
+    check_arg("scorer(name)", name, str, "a scorer name (a string)")
+    for arg, value in (("formats", formats), ("needs", needs)):
+        if isinstance(value, str) or not isinstance(value, tuple | list):
+            raise ArgumentError(f"scorer({arg}=...)", "a tuple of strings", value)
+        for item in value:
+            check_arg(f"scorer({arg}=...)", item, str, "a tuple of strings")
 
     def deco(cls: type[Scorer]) -> type[Scorer]:
+        if not (isinstance(cls, type) and issubclass(cls, Scorer)):
+            raise ArgumentError(f"@scorer({name!r})", "a Scorer subclass", cls)
         cls.name = name
         cls.formats = formats
         cls.needs = needs
