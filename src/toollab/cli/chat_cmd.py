@@ -300,7 +300,9 @@ def register(app: typer.Typer) -> None:
             None,
             "--workspace",
             help="Directory the confined tools work in (default: a temporary one, removed at "
-            "the end).",
+            "the end). An existing directory is never changed: where the tools run as another "
+            "user (toollab as root) they get a fresh subdirectory of it, kept after the run. "
+            "Quota: 512 MB and 10,000 files and directories.",
         ),
     ) -> None:
         """Chat with a model that can call tools: see its calls, their results and the answer."""

@@ -8,8 +8,15 @@ result as JSON to a pipe; the zygote reads at most ``max_result`` bytes of it an
 whatever the call left running (every other process of its PID namespace, or, without one, every
 orphan reparented to it as a subreaper).
 
-Only the standard library is imported here: the zygote starts in a few tens of milliseconds and the
-tool's own modules are imported on first use (and kept for later calls).
+The zygote stays pristine: only the standard library is imported here, never a tool's module.  A
+call that needs modules imported goes to a *module process* (:class:`_Module`) forked for that set
+of modules: it sets a call's limits, the workspace, the environment and the audit hook on itself,
+imports the modules, and then forks the calls of those modules the way the zygote does.  It holds
+only its own two pipes and the zygote reads only bounded JSON frames from it, so what a module does
+at import (allocate, spin, patch the call loop, start threads) is bounded like a call and reaches
+no call of another module.  The zygote is not dumpable and installs the seccomp filter
+(:mod:`toollab.tools._seccomp`) on itself before the first call; it measures the workspace against
+its quota (:mod:`toollab.tools._usage`) while each call runs and after it.
 """
 
 from __future__ import annotations

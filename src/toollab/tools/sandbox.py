@@ -20,6 +20,14 @@
   ``RLIMIT_NOFILE`` = ``max_open_files``, ``RLIMIT_NPROC`` = ``max_processes`` more than the
   sandbox user runs already (under root the tool runs as uid 65534, so that this limit binds).
   ``timeout`` is a wall-clock limit; the call and all it started are killed when it runs out.
+* **workspace quota** — ``max_workspace_mb`` and ``max_workspace_files`` (every entry), measured
+  while a call runs and after it; past either the call fails with kind ``quota`` (see
+  docs/security.md).  An existing ``workdir`` is never chowned: where the tools run as another
+  user than its owner (toollab as root) they get a fresh subdirectory of it.
+* **seccomp** — system calls tools never need (io_uring, keyrings, ``ptrace``, mounts,
+  namespaces, BPF, ...) answer ``EPERM`` (x86_64; :mod:`toollab.tools._seccomp`).
+* **modules** — a tool's module is imported in a process of its own under a call's limits, never
+  in the process that serves every call (see :mod:`toollab.tools._zygote`).
 * **network** (``network=False``, the default) — a new, empty network namespace.
 * **results** — what comes back is JSON (see :func:`toollab.tools.jsonable.to_jsonable`), at most
   ``max_result_bytes`` of it; a larger result is an error of kind ``result_size``.
