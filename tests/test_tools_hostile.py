@@ -634,12 +634,14 @@ def _recording(data, *args, **kwargs):
     return _loads(data, *args, **kwargs)
 pickle.loads = _recording
 sys.modules["__main__"].pickle = pickle
-def _watch():  # a thread that keeps looking through the process's objects
+def _watch():  # a thread that keeps looking through the process's objects for the secret
     import gc, time
+    marker = "-".join(("toollab", "other", "tools"))
     while True:
-        SEEN.extend(repr(o)[:200] for o in gc.get_objects() if isinstance(o, (str, bytes, dict)))
-        del SEEN[:-1000]
-        time.sleep(0.01)
+        for o in gc.get_objects():
+            items = o.values() if isinstance(o, dict) else o if isinstance(o, (list, tuple)) else ()
+            SEEN.extend(v for v in list(items) if type(v) is str and marker in v and v != marker)
+        time.sleep(0.1)
 threading.Thread(target=_watch, daemon=True).start()
 """
 IMPORT_FORGE_FRAMES = """

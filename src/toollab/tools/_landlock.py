@@ -108,3 +108,34 @@ def landlock(read: list[str], write: list[str]) -> int:
     finally:
         os.close(ruleset)
     return abi
+
+
+_PR_CAPBSET_DROP = 24
+_CAP_LAST = 63
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
+
+
+def drop_capabilities() -> bool:
+    """Drop every capability (and from the bounding set, so that no program regains them): a
+    process that stays uid 0 can then no longer read other processes' memory, override file
+    permissions or trace.  True when the capabilities are gone."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return False
+    for cap in range(_CAP_LAST + 1):
+        libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
+    header = _CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
+    data = (_CapData * 2)()
+    return bool(libc.capset(ctypes.byref(header), ctypes.byref(data)) == 0)

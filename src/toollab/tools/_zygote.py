@@ -661,8 +661,10 @@ def main() -> None:  # pragma: no cover - runs in its own process
     if not own_pid_namespace:
         with contextlib.suppress(OSError, AttributeError):
             libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    # no other process of the sandbox user may read this one's memory (/proc/PID/mem)
+    # no other process of the sandbox user may read this one's memory (/proc/PID/mem) ...
     libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    if os.getuid() == 0:  # ... nor, staying root (no other user here), with a capability
+        _landlock.drop_capabilities()
     seccomp = _seccomp.install()
     write_frame(
         stdout_fd,
