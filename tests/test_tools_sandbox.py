@@ -404,3 +404,8 @@ def test_an_existing_workspace_directory_keeps_its_owner_and_mode(tmp_path: Path
     assert (mine / "keep.txt").read_text() == "mine"
     notes = list(mine.rglob("note.txt"))
     assert [n.read_text() for n in notes] == ["hello"]  # in it, or in a fresh folder of it
+    not_a_dir = tmp_path / "file.txt"
+    not_a_dir.write_text("x")
+    bad = CliRunner().invoke(app, [*args, "--workspace", str(not_a_dir)], input="/exit\n")
+    assert bad.exit_code == 2 and "not a directory" in bad.output
+    assert "Traceback" not in bad.output and not_a_dir.read_text() == "x"
