@@ -10,12 +10,14 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from toollab.schema import ToolCall
 from toollab.tools import Executor, Sandbox, ToolPool, read_pool_file, validate_arguments
+from toollab.tools.toolfile import FileTool
 
 
 def _median_time(fn: Any, repeat: int = 3) -> float:
@@ -119,6 +121,20 @@ def _confined(out: dict[str, Any]) -> None:
         out["sandbox_call_ms_median"] = round(statistics.median(runs) * 1000, 2)
         out["sandbox_call_ms_p90"] = round(sorted(runs)[int(len(runs) * 0.9)] * 1000, 2)
         out["sandbox_network_isolation"] = box.network_isolation
+        # a tool of a module (a tool file): imported once, in the module's own process
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "bench_tool_file.py"
+            path.write_text("import json\n\ndef size(text: str) -> int:\n    return len(text)\n")
+            module_tool = FileTool(str(path), "size")
+            t0 = time.perf_counter()
+            box.call(module_tool, (), {"text": ""})
+            out["sandbox_module_first_call_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+            runs = []
+            for i in range(50):
+                t0 = time.perf_counter()
+                box.call(module_tool, (), {"text": "x" * i})
+                runs.append(time.perf_counter() - t0)
+            out["sandbox_module_call_ms_median"] = round(statistics.median(runs) * 1000, 2)
         out["sandbox_confinement"] = box.describe()
     # the same trivial tool through the executor: in-process vs confined, per call
     trivial = ToolPool()

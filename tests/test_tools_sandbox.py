@@ -294,3 +294,118 @@ def test_chat_says_when_the_boundary_is_partial(monkeypatch: pytest.MonkeyPatch)
     assert "confinement is partial here (bubblewrap is not installed)" in line
     assert "NO filesystem confinement" in line
     assert "unconfined (--trust-tools)" in tools_mode(Executor(pool))
+
+
+# -- the workspace quota --------------------------------------------------------------------------------
+def _many_files(n: int) -> int:
+    for i in range(n):
+        Path(f"f{i}.txt").write_text("x")
+    return n
+
+
+def _big_file(mb: int) -> int:
+    with open("big.bin", "wb") as fh:
+        for _ in range(mb):
+            fh.write(b"\0" * 1024 * 1024)
+    return mb
+
+
+def _small_writes(files: int, kb: int) -> int:
+    os.makedirs("logs", exist_ok=True)
+    for i in range(files):
+        with open(f"logs/{i}.log", "ab") as fh:
+            for _ in range(kb):
+                fh.write(b"y" * 1024)
+    return files
+
+
+def _write_forever() -> None:
+    i = 0
+    while True:
+        Path(f"n{i}").write_text("z" * 4096)
+        i += 1
+
+
+class TestWorkspaceQuota:
+    @pytest.mark.parametrize(
+        ("fn", "args", "kinds"),
+        [
+            (_many_files, (200,), {"quota"}),
+            (_big_file, (3,), {"file_size"}),  # one file: RLIMIT_FSIZE stops it at the quota
+            (_small_writes, (30, 100), {"quota"}),  # 3 MB in files within every other limit
+        ],
+        ids=["many-files", "big-file", "many-small-writes"],
+    )
+    def test_a_call_past_the_quota_is_an_error(
+        self, tmp_path: Path, fn: object, args: tuple[int, ...], kinds: set[str]
+    ) -> None:
+        with Sandbox(
+            tmp_path / "w", max_workspace_mb=2, max_workspace_files=100, timeout=10
+        ) as box:
+            with pytest.raises(SandboxError) as info:
+                box.run_callable(fn, *args)  # type: ignore[arg-type]
+            assert info.value.kind in kinds, str(info.value)
+            if info.value.kind == "quota":
+                assert "over its quota of 2 MB and 100 files and directories" in str(info.value)
+                # every later call says so, until the files are gone (nothing is deleted for you)
+                with pytest.raises(SandboxError, match="over its quota"):
+                    box.run_callable(_repeat, 1)
+            for entry in box.workdir.iterdir():
+                if entry.is_dir():
+                    for inner in entry.iterdir():
+                        inner.unlink()
+                    entry.rmdir()
+                else:
+                    entry.unlink()
+            assert box.run_callable(_repeat, 2) == "xx"
+
+    def test_a_writer_that_never_stops_is_stopped_at_the_quota(self, tmp_path: Path) -> None:
+        import time
+
+        with Sandbox(tmp_path / "w", max_workspace_files=500, cpu_seconds=20, timeout=20) as box:
+            t0 = time.monotonic()
+            with pytest.raises(SandboxError) as info:
+                box.run_callable(_write_forever)
+            assert info.value.kind == "quota" and "the call was stopped" in str(info.value)
+            assert time.monotonic() - t0 < 5
+            assert sum(1 for _ in box.workdir.iterdir()) < 5000
+
+
+# -- the workspace directory of a user ----------------------------------------------------------------------
+def test_an_existing_workspace_directory_keeps_its_owner_and_mode(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from toollab.cli.main import app
+
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o750)
+    (mine / "keep.txt").write_text("mine")
+    before = mine.stat()
+    tools = tmp_path / "writer_tools.py"
+    tools.write_text(
+        "from toollab.tools import tool\n\n\n@tool\ndef note(text: str) -> str:\n"
+        '    """Write a note.\n\n    Args:\n        text: what\n    """\n'
+        "    open('note.txt', 'w').write(text)\n    return 'ok'\n"
+    )
+    call = json.dumps({"name": "note", "arguments": {"text": "hello"}})
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([call, "done"]))
+    args = ["chat", "--model", f"fake:{script}", "--tools", str(tools), "--template", "json"]
+    result = CliRunner().invoke(app, [*args, "--workspace", str(mine)], input="go\n/exit\n")
+    assert result.exit_code == 0, result.output
+    after = mine.stat()
+    assert (after.st_uid, after.st_gid, after.st_mode) == (
+        before.st_uid,
+        before.st_gid,
+        before.st_mode,
+    )
+    assert (mine / "keep.txt").read_text() == "mine"
+    notes = list(mine.rglob("note.txt"))
+    assert [n.read_text() for n in notes] == ["hello"]  # in it, or in a fresh folder of it
+    not_a_dir = tmp_path / "file.txt"
+    not_a_dir.write_text("x")
+    bad = CliRunner().invoke(app, [*args, "--workspace", str(not_a_dir)], input="/exit\n")
+    assert bad.exit_code == 2 and "not a directory" in bad.output
+    assert "Traceback" not in bad.output and not_a_dir.read_text() == "x"

@@ -37,6 +37,7 @@ from toollab.agents.conversation import (
     turn_text,
 )
 from toollab.cli.common import console, handle_errors
+from toollab.errors import UsageError
 from toollab.models.base import ChatRequest, GenerateOptions, Message, Model, ModelOutput, run_sync
 from toollab.models.policy import CallPolicy, PolicyOutcome, run_policy
 from toollab.parsing import ParseResult
@@ -215,7 +216,10 @@ def _load_tools(
         pool = ToolPool.load(path)  # schemas only, or the user's own trusted module
         return list(pool.tools), Executor(pool, confine=not trust)
     # the file is read in the sandbox too: its module-level code never runs in this process
-    box = Sandbox(workspace)
+    try:
+        box = Sandbox(workspace)
+    except (ValueError, OSError) as exc:
+        raise UsageError(f"--workspace cannot be used: {exc}", path=workspace) from None
     try:
         pool = load_confined(path, box)
     except BaseException:
@@ -300,7 +304,9 @@ def register(app: typer.Typer) -> None:
             None,
             "--workspace",
             help="Directory the confined tools work in (default: a temporary one, removed at "
-            "the end).",
+            "the end). An existing directory is never changed: where the tools run as another "
+            "user (toollab as root) they get a fresh subdirectory of it, kept after the run. "
+            "Quota: 512 MB and 10,000 files and directories.",
         ),
     ) -> None:
         """Chat with a model that can call tools: see its calls, their results and the answer."""

@@ -8,8 +8,15 @@ result as JSON to a pipe; the zygote reads at most ``max_result`` bytes of it an
 whatever the call left running (every other process of its PID namespace, or, without one, every
 orphan reparented to it as a subreaper).
 
-Only the standard library is imported here: the zygote starts in a few tens of milliseconds and the
-tool's own modules are imported on first use (and kept for later calls).
+The zygote stays pristine: only the standard library is imported here, never a tool's module.  A
+call that needs modules imported goes to a *module process* (:class:`_Module`) forked for that set
+of modules: it sets a call's limits, the workspace, the environment and the audit hook on itself,
+imports the modules, and then forks the calls of those modules the way the zygote does.  It holds
+only its own two pipes and the zygote reads only bounded JSON frames from it, so what a module does
+at import (allocate, spin, patch the call loop, start threads) is bounded like a call and reaches
+no call of another module.  The zygote is not dumpable and installs the seccomp filter
+(:mod:`toollab.tools._seccomp`) on itself before the first call; it measures the workspace against
+its quota (:mod:`toollab.tools._usage`) while each call runs and after it.
 """
 
 from __future__ import annotations
@@ -17,8 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
-import dataclasses
-import enum
+import fcntl
 import importlib
 import importlib.util
 import inspect
@@ -36,19 +42,40 @@ import tempfile
 import time
 import traceback
 import types
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 _HEADER = struct.Struct("!Q")
 _PR_SET_CHILD_SUBREAPER = 36
-_CLONE_NEWUSER = 0x10000000
-_CLONE_NEWNET = 0x40000000
+_PR_SET_DUMPABLE = 4
 _MB = 1024 * 1024
 
 
-class SandboxViolation(PermissionError):
-    """A confined tool tried something the sandbox does not allow."""
+def _sibling(name: str) -> types.ModuleType:
+    """A module beside this file: through toollab when imported as part of it, by its file when
+    this runs as the sandbox's program (which never imports toollab)."""
+    if __name__ != "__main__":
+        return importlib.import_module(f"toollab.tools.{name}")
+    full = f"_toollab{name}"
+    spec = importlib.util.spec_from_file_location(full, Path(__file__).with_name(f"{name}.py"))
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {name}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[full] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+if TYPE_CHECKING:
+    from toollab.tools import _audit, _landlock, _plain, _seccomp, _usage
+else:
+    _audit, _landlock, _plain, _seccomp, _usage = (
+        _sibling(n) for n in ("_audit", "_landlock", "_plain", "_seccomp", "_usage")
+    )
+SandboxViolation = _audit.SandboxViolation
+ResultTooLarge = _plain.ResultTooLarge
+plain = _plain.plain
+audit_hook = _audit.audit_hook
 
 
 # -- frames ------------------------------------------------------------------------------------------
@@ -134,203 +161,7 @@ def _preload(modules: list[tuple[str, str | None]]) -> None:
             raise
 
 
-# -- results -------------------------------------------------------------------------------------------
-def plain(value: Any, notes: list[str], path: str = "output") -> Any:
-    """``value`` as JSON data; see :func:`toollab.tools.jsonable.to_jsonable` (same rules; this
-    copy runs inside the sandbox without importing toollab)."""
-    return _Plain(notes).convert(value, path, 0)
-
-
-class ResultTooLarge(ValueError):
-    """A tool result holds more values than :func:`plain` converts."""
-
-
-class _Plain:
-    MAX_DEPTH = 200
-    MAX_NODES = 1_000_000
-
-    def __init__(self, notes: list[str]) -> None:
-        self.notes = notes
-        self.nodes = 0
-        self.active: set[int] = set()
-
-    def text(self, value: Any, path: str) -> str:
-        if type(value) is int and value.bit_length() > 13_000:
-            self.notes.append(f"{path}: integer of {value.bit_length():,} bits converted to hex")
-            return hex(value)
-        try:
-            return str(value)
-        except BaseException as exc:
-            self.notes.append(
-                f"{path}: str() of {type(value).__name__} raised {type(exc).__name__}"
-            )
-            return f"<unprintable {type(value).__name__}>"
-
-    @staticmethod
-    def sort_key(value: Any) -> str:
-        try:
-            return repr(value)
-        except BaseException:
-            return f"<{type(value).__name__}>"
-
-    def convert(self, value: Any, path: str, depth: int) -> Any:
-        try:
-            return self.node(value, path, depth)
-        except ResultTooLarge:
-            raise
-        except Exception as exc:  # the value's own methods (items(), __class__ ...) raised
-            self.notes.append(f"{path}: reading it raised {type(exc).__name__}; left out")
-            return f"<unreadable {type(value).__name__}>"
-
-    def node(self, value: Any, path: str, depth: int) -> Any:
-        self.nodes += 1
-        if self.nodes > self.MAX_NODES:
-            raise ResultTooLarge(f"the result holds more than {self.MAX_NODES:,} values")
-        kind = type(value)
-        if value is None or kind is bool or kind is str:
-            return value
-        if isinstance(value, enum.Enum):
-            return self.convert(value.value, path, depth + 1)
-        if isinstance(value, str):  # a subclass: its methods are the tool's code
-            return str.__str__(value)
-        if isinstance(value, bool):
-            return bool(int.__index__(value))
-        if isinstance(value, int):
-            number = int.__index__(value)
-            if number.bit_length() > 13_000:  # ~3,900 digits: str() refuses 4,300 and more
-                return self.text(number, path)
-            return number
-        if isinstance(value, float):
-            number_f = float.__float__(value)
-            if math.isfinite(number_f):
-                return number_f
-            self.notes.append(f"{path}: {number_f} is not valid JSON; converted to str")
-            return str(number_f)
-        if depth >= self.MAX_DEPTH:
-            self.notes.append(f"{path}: nested deeper than {self.MAX_DEPTH}; converted to str")
-            return f"<{type(value).__name__} nested too deep>"
-        if id(value) in self.active:
-            self.notes.append(f"{path}: refers to itself; cut")
-            return f"<cycle: {type(value).__name__}>"
-        self.active.add(id(value))
-        try:
-            return self.container(value, path, depth)
-        finally:
-            self.active.discard(id(value))
-
-    def container(self, value: Any, path: str, depth: int) -> Any:
-        if isinstance(value, dict):
-            out: dict[str, Any] = {}
-            for k, v in list(value.items()):
-                key = k if isinstance(k, str) else self.text(k, f"{path} key")
-                if not isinstance(k, str):
-                    self.notes.append(f"{path}: key {self.sort_key(k)} converted to str")
-                out[key] = self.convert(v, f"{path}.{key}", depth + 1)
-            return out
-        if isinstance(value, list | tuple):
-            return [self.convert(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value)]
-        if isinstance(value, set | frozenset):
-            self.notes.append(f"{path}: set converted to a list")
-            items = sorted(value, key=self.sort_key)
-            return [self.convert(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(items)]
-        dump = getattr(type(value), "model_dump", None)
-        if callable(dump):  # a pydantic model
-            return self.convert(value.model_dump(mode="json"), path, depth + 1)
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
-            return self.convert(fields, path, depth + 1)
-        self.notes.append(
-            f"{path}: {type(value).__name__} is not JSON-serialisable; converted to str"
-        )
-        return self.text(value, path)
-
-
-# -- the audit hook (a second line: the boundary is the OS) -----------------------------------------
-_PATH_EVENTS = frozenset(
-    {
-        "os.remove",
-        "os.rmdir",
-        "os.mkdir",
-        "os.chmod",
-        "os.chown",
-        "os.truncate",
-        "os.utime",
-        "os.setxattr",
-        "os.removexattr",
-        "shutil.rmtree",
-    }
-)
-_TWO_PATH_EVENTS = frozenset(
-    {"os.rename", "os.link", "os.symlink", "shutil.copyfile", "shutil.copytree"}
-)
-_PROCESS_EVENTS = frozenset(
-    {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "pty.spawn"}
-)
-_NETWORK_EVENTS = frozenset(
-    {
-        "socket.connect",
-        "socket.bind",
-        "socket.sendto",
-        "socket.sendmsg",
-        "socket.getaddrinfo",
-        "socket.gethostbyname",
-        "socket.gethostbyname_ex",
-        "socket.gethostbyaddr",
-        "socket.getnameinfo",
-    }
-)
-_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
-_ALLOWED_WRITES = frozenset({"/dev/null"})
-
-
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
-def audit_hook(
-    root: str, network: bool, allow_subprocess: bool
-) -> Callable[[str, tuple[Any, ...]], None]:
-    """Refuses Python-level writes outside ``root``, starting programs and (without ``network``)
-    sockets with :class:`SandboxViolation`: clear messages for ordinary code.  Hostile code can
-    get past it (``ctypes``, ``_posixsubprocess``); the OS boundary around it is what holds."""
-    import socket
-
-    def check(path: Any, what: str) -> None:
-        if path is None or isinstance(path, int):
-            return
-        text = os.fsdecode(os.fspath(path))
-        real = os.path.realpath(text)
-        if real in _ALLOWED_WRITES or _inside(real, root):
-            return
-        raise SandboxViolation(f"{what} {text!r} is outside the sandbox's working directory")
-
-    def hook(event: str, args: tuple[Any, ...]) -> None:
-        if event == "open":
-            path, mode, flags = args
-            writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
-                isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
-            )
-            if writing:
-                check(path, "writing")
-        elif event in _PATH_EVENTS:
-            check(args[0], event.split(".")[-1])
-        elif event in _TWO_PATH_EVENTS:
-            if event != "os.symlink":
-                check(args[0], event.split(".")[-1])
-            check(args[1], event.split(".")[-1])
-        elif event in _PROCESS_EVENTS and not allow_subprocess:
-            raise SandboxViolation(
-                "starting programs is not allowed in this sandbox (use Sandbox.run_command)"
-            )
-        elif not network and (
-            event in _NETWORK_EVENTS or (event == "socket.__new__" and args[1] != socket.AF_UNIX)
-        ):
-            raise SandboxViolation("network access is disabled in this sandbox")
-
-    return hook
-
-
-# -- the call child ---------------------------------------------------------------------------------------
+# -- the call child and the module process ------------------------------------------------------------
 def _memory_in_use() -> int:
     try:
         with open("/proc/self/statm", encoding="ascii") as fh:
@@ -339,48 +170,63 @@ def _memory_in_use() -> int:
         return 0
 
 
+def _limit(which: int, soft: int, hard: int) -> None:
+    """Set a limit, never above the one inherited (a module's process sets them first)."""
+    _, inherited = resource.getrlimit(which)
+    if inherited != resource.RLIM_INFINITY:
+        soft, hard = min(soft, inherited), min(hard, inherited)
+    resource.setrlimit(which, (soft, hard))
+
+
 def _set_limits(limits: dict[str, Any]) -> None:
     cpu = max(1, math.ceil(limits["cpu_seconds"]))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    _limit(resource.RLIMIT_CPU, cpu, cpu + 1)
     mem = _memory_in_use() + int(limits["memory_mb"]) * _MB
-    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+    _limit(resource.RLIMIT_AS, mem, mem)
     size = int(limits["max_file_mb"]) * _MB
-    resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    _limit(resource.RLIMIT_FSIZE, size, size)
+    _limit(resource.RLIMIT_CORE, 0, 0)
     files = int(limits["max_open_files"])
-    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard != resource.RLIM_INFINITY:
-        files = min(files, hard)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (files, files))
+    _limit(resource.RLIMIT_NOFILE, files, files)
     nproc = limits.get("nproc")
     if nproc:
-        resource.setrlimit(resource.RLIMIT_NPROC, (int(nproc), int(nproc)))
+        _limit(resource.RLIMIT_NPROC, int(nproc), int(nproc))
 
 
-def _child(request: dict[str, Any], out_fd: int) -> None:  # pragma: no cover - forked child
+def _enter(request: dict[str, Any]) -> None:
+    """What a call (and a module's import) runs under: its own session, the workspace, a clean
+    environment, the limits and the audit hook."""
+    os.setsid()
+    root = request["root"]
+    os.chdir(root)
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": root,
+        "TMPDIR": root,
+        "LANG": "C.UTF-8",
+        "TOOLLAB_SANDBOX_ROOT": root,
+    }
+    env.update(request.get("env") or {})
+    os.environ.clear()
+    os.environ.update(env)
+    tempfile.tempdir = root
+    _set_limits(request["limits"])
+    sys.addaudithook(audit_hook(root, request["network"], request["allow_subprocess"]))
+
+
+def _child(request: dict[str, Any], out_fd: int, in_module: bool) -> None:  # pragma: no cover
     code = 0
     try:
-        os.setsid()
         null = os.open(os.devnull, os.O_RDWR)
         os.dup2(null, 0)
         os.dup2(2, 1)  # the tool's prints go where the zygote's stderr goes, not into a frame
         os.closerange(3, out_fd)
         os.closerange(out_fd + 1, 65536)
-        root = request["root"]
-        os.chdir(root)
-        env = {
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": root,
-            "TMPDIR": root,
-            "LANG": "C.UTF-8",
-            "TOOLLAB_SANDBOX_ROOT": root,
-        }
-        env.update(request.get("env") or {})
-        os.environ.clear()
-        os.environ.update(env)
-        tempfile.tempdir = root
-        _set_limits(request["limits"])
-        sys.addaudithook(audit_hook(root, request["network"], request["allow_subprocess"]))
+        if in_module:  # the module's process has entered already: only the session is new
+            os.setsid()
+            _set_limits(request["limits"])
+        else:
+            _enter(request)
         fn, args, kwargs = pickle.loads(request["call"])
         result = fn(*args, **kwargs)
         if inspect.isawaitable(result):
@@ -425,11 +271,11 @@ async def _await(awaitable: Any) -> Any:
 
 
 # -- cleaning up after a call --------------------------------------------------------------------------
-def _orphans() -> list[int]:
+def _orphans(keep: frozenset[int] = frozenset()) -> list[int]:
     me = os.getpid()
     found: list[int] = []
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+        if not entry.isdigit() or int(entry) in keep:
             continue
         try:
             with open(f"/proc/{entry}/stat", "rb") as fh:
@@ -450,9 +296,15 @@ def _reap_all() -> None:
                 break
 
 
-def _kill_leftovers(own_pid_namespace: bool) -> None:
-    """Kill every process the call left behind."""
-    if own_pid_namespace:
+def _others(keep: frozenset[int]) -> list[int]:
+    """Every process of our PID namespace but init, us and ``keep``."""
+    skip = keep | {1, os.getpid()}
+    return [int(e) for e in os.listdir("/proc") if e.isdigit() and int(e) not in skip]
+
+
+def _kill_leftovers(own_pid_namespace: bool, keep: frozenset[int] = frozenset()) -> None:
+    """Kill every process the call left behind (never the modules' processes in ``keep``)."""
+    if own_pid_namespace and not keep:
         # in our own PID namespace every process but init and us belongs to the call
         for _ in range(50):
             try:
@@ -462,8 +314,24 @@ def _kill_leftovers(own_pid_namespace: bool) -> None:
             _reap_all()
         _reap_all()
         return
+    if own_pid_namespace:
+        # stop everything first (no fork races), kill all but the modules' processes, go on
+        for _ in range(50):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(-1, signal.SIGSTOP)
+            pids = _others(keep)
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            _reap_all()
+            if not pids:
+                break
+        for pid in keep:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+        return
     for _ in range(200):  # orphans are reparented to us (subreaper): kill until none is left
-        pids = _orphans()
+        pids = _orphans(keep)
         if not pids:
             break
         for pid in pids:
@@ -473,17 +341,26 @@ def _kill_leftovers(own_pid_namespace: bool) -> None:
         time.sleep(0.001)
 
 
-def _run_call(request: dict[str, Any], own_pid_namespace: bool, stdin_fd: int) -> dict[str, Any]:
-    _preload(request.get("preload") or [])
+def _quota_exceeded(request: dict[str, Any]) -> str | None:
+    quota = request.get("quota")
+    if not quota:
+        return None
+    usage = _usage.measure(request["root"], int(quota["bytes"]), int(quota["entries"]))
+    return usage.over
+
+
+def _run_call(request: dict[str, Any], stdin_fd: int, in_module: bool) -> dict[str, Any]:
+    """Fork the call's child and wait for its result (the caller kills what it leaves)."""
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
         os.close(read_fd)
-        _child(request, write_fd)
+        _child(request, write_fd, in_module)
     os.close(write_fd)
     os.set_blocking(read_fd, False)
     cap = int(request["max_result"])
     deadline = time.monotonic() + float(request["timeout"])
+    watch = _Watch(request)
     buf = bytearray()
     expected: int | None = None
     status: int | None = None
@@ -516,6 +393,9 @@ def _run_call(request: dict[str, Any], own_pid_namespace: bool, stdin_fd: int) -
             if remaining <= 0:
                 why = "timeout"
                 break
+            if watch.over():
+                why = "quota"
+                break
             ready, _, _ = select.select([read_fd, stdin_fd], [], [], min(remaining, 0.02))
             if stdin_fd in ready and not os.read(stdin_fd, 1 << 16):
                 why = "parent"  # the parent is gone
@@ -533,7 +413,6 @@ def _run_call(request: dict[str, Any], own_pid_namespace: bool, stdin_fd: int) -
                 status = 0
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
-        _kill_leftovers(own_pid_namespace)
     if why == "parent":
         os._exit(0)
     data = b""
@@ -543,104 +422,218 @@ def _run_call(request: dict[str, Any], own_pid_namespace: bool, stdin_fd: int) -
     if why is not None:
         reply["killed"] = why
         reply["size"] = len(buf)
+        if why == "quota":
+            reply["quota"] = watch.reason
     return reply
 
 
-# -- the zygote -----------------------------------------------------------------------------------------
-def _enter_network_namespace() -> str:
-    """Without bubblewrap: move into a new, empty network namespace if the kernel lets us."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-    except OSError:
-        return "none"
-    if libc.unshare(_CLONE_NEWNET) == 0:
-        return "namespace"
-    uid, gid = os.getuid(), os.getgid()
-    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET) == 0:
-        with contextlib.suppress(OSError):
-            Path("/proc/self/setgroups").write_text("deny")
-            Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
-            Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
-        return "namespace"
-    return "none"
+class _Watch:
+    """Measures the workspace against its quota while a call runs: first after 0.1 s, then
+    at intervals of at least five times what the last walk took."""
+
+    def __init__(self, request: dict[str, Any]) -> None:
+        self.request = request
+        self.next = time.monotonic() + 0.1
+        self.reason: str | None = None
+
+    def over(self) -> bool:
+        now = time.monotonic()
+        if now < self.next or not self.request.get("quota"):
+            return False
+        self.reason = _quota_exceeded(self.request)
+        self.next = time.monotonic() + max(0.1, 5 * (time.monotonic() - now))
+        return self.reason is not None
 
 
-# -- Landlock (without bubblewrap) -------------------------------------------------------------------
-_SYS_LANDLOCK_CREATE_RULESET = 444
-_SYS_LANDLOCK_ADD_RULE = 445
-_SYS_LANDLOCK_RESTRICT_SELF = 446
-_PR_SET_NO_NEW_PRIVS = 38
-_LANDLOCK_RULE_PATH_BENEATH = 1
-_FS_EXECUTE = 1 << 0
-_FS_WRITE_FILE = 1 << 1
-_FS_READ_FILE = 1 << 2
-_FS_READ_DIR = 1 << 3
-_FS_REFER = 1 << 13
-_FS_TRUNCATE = 1 << 14
-_FILE_RIGHTS = _FS_EXECUTE | _FS_WRITE_FILE | _FS_READ_FILE | _FS_TRUNCATE
-
-
-def landlock_abi() -> int:
-    """The kernel's Landlock ABI version (0: not available)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        version = int(libc.syscall(_SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), 1))
-    except (OSError, AttributeError):
-        return 0
-    return max(version, 0)
-
-
-class _PathBeneath(ctypes.Structure):
-    _pack_ = 1
-    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
-
-
-def landlock(read: list[str], write: list[str]) -> int:
-    """Restrict this process and its children to reading (and executing) ``read`` and to full
-    access to ``write``; every other path is closed.  Returns the ABI used (0: not applied)."""
-    abi = landlock_abi()
-    if abi < 1:
-        return 0
-    handled = (1 << 13) - 1
-    if abi >= 2:
-        handled |= _FS_REFER
-    if abi >= 3:
-        handled |= _FS_TRUNCATE
-    libc = ctypes.CDLL(None, use_errno=True)
-    attr = ctypes.c_uint64(handled)
-    ruleset = int(
-        libc.syscall(
-            _SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(8), ctypes.c_uint32(0)
-        )
+# -- module processes -------------------------------------------------------------------------------
+def _modules_key(request: dict[str, Any]) -> tuple[Any, ...]:
+    """What a call needs imported beyond this pristine process has (empty: nothing)."""
+    needed = tuple(
+        (str(n), f)
+        for n, f in request.get("preload") or []
+        if n not in sys.modules and n != "__main__"
     )
-    if ruleset < 0:
-        return 0
-    reading = _FS_EXECUTE | _FS_READ_FILE | _FS_READ_DIR
+    if not needed:
+        return ()
+    limits = request["limits"]
+    return (needed, limits["cpu_seconds"], limits["memory_mb"], request["root"])
+
+
+def _module_main(request: dict[str, Any]) -> None:  # pragma: no cover - the module's process
+    """The process of one set of tool modules: imported here under a call's limits, in a
+    process of its own that only ever sees the calls of these modules."""
+    code = 0
     try:
-        for paths, rights in ((read, reading), (write, handled)):
-            for path in paths:
-                try:
-                    fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-                except OSError:
-                    continue
-                try:
-                    allowed = rights if os.path.isdir(path) else rights & _FILE_RIGHTS
-                    rule = _PathBeneath(allowed & handled, fd)
-                    libc.syscall(
-                        _SYS_LANDLOCK_ADD_RULE,
-                        ctypes.c_int(ruleset),
-                        ctypes.c_int(_LANDLOCK_RULE_PATH_BENEATH),
-                        ctypes.byref(rule),
-                        ctypes.c_uint32(0),
-                    )
-                finally:
-                    os.close(fd)
-        libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-        if libc.syscall(_SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)):
-            return 0
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        _enter(request)
+        try:
+            _preload(request["preload"])
+            hello: dict[str, Any] = {"ok": True}
+        except BaseException as exc:
+            hello = _failure(exc)
+        write_frame(3, json.dumps(hello).encode("utf-8"))
+        if not hello["ok"]:
+            return
+        while True:
+            frame = read_frame(0)
+            if frame is None:
+                break
+            reply = _run_call(pickle.loads(frame), 0, True)
+            _kill_leftovers(False)
+            data = reply.pop("data")
+            write_frame(3, json.dumps(reply).encode("utf-8"))
+            write_frame(3, data)
+    except BaseException:
+        code = 70
     finally:
-        os.close(ruleset)
-    return abi
+        os._exit(code)
+
+
+class _Module:
+    """A module's process as the pristine zygote sees it: a pipe each way, never unpickled."""
+
+    def __init__(self, request: dict[str, Any]) -> None:
+        to_r, self.to_w = os.pipe()
+        self.from_r, from_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the module's process
+            try:
+                high_in = fcntl.fcntl(to_r, fcntl.F_DUPFD, 64)
+                high_out = fcntl.fcntl(from_w, fcntl.F_DUPFD, 64)
+                os.dup2(high_in, 0)  # the zygote's own input and output are closed here
+                os.dup2(high_out, 3)
+                os.closerange(4, 65536)
+            except BaseException:
+                os._exit(71)
+            _module_main(request)
+        os.close(to_r)
+        os.close(from_w)
+        self.pid = pid
+        self.status: int | None = None
+        #: the CPU seconds its imports took
+        self.imported = 0.0
+
+    def cpu_seconds(self) -> float:
+        try:
+            with open(f"/proc/{self.pid}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            return 0.0
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def read(self, deadline: float, limit: int, stdin_fd: int) -> bytes:
+        """One frame of at most ``limit`` bytes, before ``deadline``."""
+        head = self._exact(_HEADER.size, deadline, stdin_fd)
+        (size,) = _HEADER.unpack(head)
+        if size > limit:
+            raise _ModuleFailed("result_size")
+        return self._exact(size, deadline, stdin_fd)
+
+    def _exact(self, n: int, deadline: float, stdin_fd: int) -> bytes:
+        parts: list[bytes] = []
+        while n:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _ModuleFailed("timeout")
+            ready, _, _ = select.select([self.from_r, stdin_fd], [], [], min(remaining, 0.1))
+            if stdin_fd in ready and not os.read(stdin_fd, 1 << 16):
+                self.close()
+                os._exit(0)  # the parent is gone
+            if self.from_r not in ready:
+                continue
+            chunk = os.read(self.from_r, min(n, 1 << 20))
+            if not chunk:
+                raise _ModuleFailed("ended")
+            parts.append(chunk)
+            n -= len(chunk)
+        return b"".join(parts)
+
+    def close(self) -> None:
+        for sig_target in (
+            lambda: os.killpg(self.pid, signal.SIGKILL),
+            lambda: os.kill(self.pid, signal.SIGKILL),
+        ):
+            with contextlib.suppress(OSError):
+                sig_target()
+        for fd in (self.to_w, self.from_r):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        with contextlib.suppress(ChildProcessError):
+            _, status = os.waitpid(self.pid, 0)
+            self.status = status
+
+
+class _ModuleFailed(Exception):
+    """A module's process did not answer as it must (``str``: why, as a reply's ``killed``)."""
+
+
+class _Modules:
+    """The modules' processes of this zygote, by what they import (at most :attr:`MAX`)."""
+
+    MAX = 8
+
+    def __init__(self) -> None:
+        self.live: dict[tuple[Any, ...], _Module] = {}
+
+    def pids(self) -> frozenset[int]:
+        return frozenset(m.pid for m in self.live.values())
+
+    def call(self, key: tuple[Any, ...], request: dict[str, Any], stdin_fd: int) -> dict[str, Any]:
+        wall = float(request["timeout"])
+        deadline = time.monotonic() + wall + 5.0  # the module's process times the call itself
+        module = self.live.pop(key, None)
+        # a process that spent half of what its import left of its CPU limit (on forks) is
+        # replaced before the limit ends it
+        limit = max(1, math.ceil(request["limits"]["cpu_seconds"]))
+        if module is not None and module.cpu_seconds() > (module.imported + limit) / 2:
+            module.close()
+            module = None
+        try:
+            if module is None:
+                module = _Module(request)
+                hello = module.read(time.monotonic() + wall, 65536, stdin_fd)
+                if not json.loads(hello).get("ok"):
+                    module.close()
+                    return {"status": 0, "data": hello}
+                module.imported = module.cpu_seconds()
+            write_frame(module.to_w, pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))
+            meta = json.loads(module.read(deadline, 65536, stdin_fd))
+            data = module.read(deadline, int(request["max_result"]) + 65536, stdin_fd)
+            if not isinstance(meta, dict):
+                raise _ModuleFailed("protocol")
+        except (_ModuleFailed, OSError, ValueError) as exc:
+            if module is not None:
+                module.close()
+            why = str(exc) if isinstance(exc, _ModuleFailed) else "protocol"
+            status = module.status if module is not None else None
+            if why in ("timeout", "result_size"):
+                return {"status": status, "data": b"", "killed": why, "size": 0}
+            return {"status": status if status is not None else 0, "data": b""}
+        self.live[key] = module
+        while len(self.live) > self.MAX:
+            self.live.pop(next(iter(self.live))).close()
+        return {**meta, "data": data}
+
+    def close(self) -> None:
+        for module in self.live.values():
+            module.close()
+        self.live.clear()
+
+
+# -- the zygote ---------------------------------------------------------------------------------------
+def _serve(
+    request: dict[str, Any], own_pid_namespace: bool, stdin_fd: int, modules: _Modules
+) -> dict[str, Any]:
+    key = _modules_key(request)
+    reply = modules.call(key, request, stdin_fd) if key else _run_call(request, stdin_fd, False)
+    _kill_leftovers(own_pid_namespace, modules.pids())
+    if "quota" not in reply:
+        over = _quota_exceeded(request)
+        if over is not None:
+            reply["quota"] = over
+    return reply
 
 
 def main() -> None:  # pragma: no cover - runs in its own process
@@ -655,18 +648,24 @@ def main() -> None:  # pragma: no cover - runs in its own process
             sys.path.insert(0, entry)
     network = "allowed"
     if not setup.get("network"):
-        network = "namespace" if setup.get("network_ready") else _enter_network_namespace()
+        network = "namespace" if setup.get("network_ready") else _landlock.enter_network_namespace()
     drop = setup.get("drop_to")
     if drop is not None:  # root inside the boundary: become the unprivileged sandbox user
         os.setgroups([])
         os.setresgid(drop, drop, drop)
         os.setresuid(drop, drop, drop)
     fence = setup.get("landlock")
-    landlocked = landlock(fence["read"], fence["write"]) if fence else 0
+    landlocked = _landlock.landlock(fence["read"], fence["write"]) if fence else 0
     own_pid_namespace = bool(setup.get("own_pid_namespace")) and os.getpid() < 10
+    libc = ctypes.CDLL(None, use_errno=True)
     if not own_pid_namespace:
         with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+            libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    # no other process of the sandbox user may read this one's memory (/proc/PID/mem) ...
+    libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    if os.getuid() == 0:  # ... nor, staying root (no other user here), with a capability
+        _landlock.drop_capabilities()
+    seccomp = _seccomp.install()
     write_frame(
         stdout_fd,
         json.dumps(
@@ -677,22 +676,25 @@ def main() -> None:  # pragma: no cover - runs in its own process
                 "network": network,
                 "own_pid_namespace": own_pid_namespace,
                 "landlock": landlocked,
+                "seccomp": seccomp,
             }
         ).encode(),
     )
+    modules = _Modules()
     while True:
         frame = read_frame(stdin_fd)
         if frame is None:
             break
         try:
             request = pickle.loads(frame)
-            reply = _run_call(request, own_pid_namespace, stdin_fd)
+            reply = _serve(request, own_pid_namespace, stdin_fd, modules)
         except BaseException as exc:
             reply = {"status": 0, "data": json.dumps(_failure(exc)).encode("utf-8")}
         data = reply.pop("data")
         # plain JSON and bytes towards the parent: it never unpickles what comes from in here
         write_frame(stdout_fd, json.dumps(reply).encode("utf-8"))
         write_frame(stdout_fd, data)
+    modules.close()
     _kill_leftovers(own_pid_namespace)
 
 

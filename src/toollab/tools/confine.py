@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toollab.tools import _zygote
+from toollab.tools import _landlock, _seccomp, _zygote
 from toollab.tools.toolfile import FileTool, module_name
 
 #: the unprivileged user confined tools run as when toollab runs as root
@@ -86,6 +86,8 @@ class Boundary:
     unshare: tuple[str, ...] = ()
     #: without bubblewrap: the kernel's Landlock ABI (0: none), which limits the filesystem
     landlock: int = 0
+    #: does a seccomp filter refuse the system calls tools never need (see ``_seccomp``)?
+    seccomp: bool = False
 
     @property
     def complete(self) -> bool:
@@ -116,6 +118,7 @@ class Boundary:
             text = "; ".join(parts)
         if self.run_as is not None:
             text += f", as uid {self.run_as}"
+        text += "; a seccomp filter" if self.seccomp else "; NO seccomp filter"
         return text
 
 
@@ -197,7 +200,7 @@ def python_paths() -> list[str]:
     skip |= {os.path.realpath(p) for p in ("/var/tmp", "/dev/shm", os.path.expanduser("~"))}
     found = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     found.add(os.path.dirname(os.path.realpath(sys.executable)))
-    found.add(str(_ZYGOTE))
+    found.add(str(_ZYGOTE.parent))  # the confined program and the modules beside it
     for entry in sys.path:
         if not entry or os.path.realpath(entry) in skip or not os.path.exists(entry):
             continue
@@ -211,6 +214,9 @@ def boundary() -> Boundary:
     environment makes toollab ignore bubblewrap (to see or test what holds without it)."""
     run_as = NOBODY if _is_root() else None
     notes: list[str] = []
+    seccomp = _seccomp_works()
+    if not seccomp:
+        notes.append(_seccomp.unavailable() or "no seccomp filter: the kernel refused it")
     exe = shutil.which("bwrap")
     if os.environ.get("TOOLLAB_NO_BWRAP"):
         notes.append("bubblewrap switched off (TOOLLAB_NO_BWRAP is set)")
@@ -219,7 +225,7 @@ def boundary() -> Boundary:
             argv = [*bwrap_argv(Path("/tmp"), [], network=False), "--", "/bin/sh", "-c", "exit 0"]
             done = subprocess.run(argv, capture_output=True, timeout=20, check=False)
             if done.returncode == 0:
-                return Boundary("bubblewrap", True, True, True, run_as)
+                return Boundary("bubblewrap", True, True, True, run_as, seccomp=seccomp)
             err = done.stderr.decode("utf-8", "replace").strip().splitlines()
             notes.append(
                 "bubblewrap cannot run here: " + (err[-1] if err else f"exit {done.returncode}")
@@ -238,11 +244,11 @@ def boundary() -> Boundary:
     network = network or _network_namespace_works()
     if not unshare:
         notes.append("no PID namespace (unshare --pid failed)")
-    abi = 0 if os.environ.get("TOOLLAB_NO_LANDLOCK") else _zygote.landlock_abi()
+    abi = 0 if os.environ.get("TOOLLAB_NO_LANDLOCK") else _landlock.landlock_abi()
     if not abi:
         notes.append("no Landlock: the filesystem is not confined")
     fence = Boundary(
-        "process", bool(abi), bool(unshare), network, run_as, tuple(notes), unshare, abi
+        "process", bool(abi), bool(unshare), network, run_as, tuple(notes), unshare, abi, seccomp
     )
     if not fence.safe:
         notes.append(
@@ -294,7 +300,23 @@ def _network_namespace_works() -> bool:
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the probe child
         try:
-            code = 0 if _zygote._enter_network_namespace() == "namespace" else 1
+            code = 0 if _landlock.enter_network_namespace() == "namespace" else 1
+        except BaseException:
+            code = 1
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def _seccomp_works() -> bool:
+    """Can this machine install the filter (probed in a child: io_uring_setup must be refused)?"""
+    if _seccomp.unavailable() is not None:
+        return False
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the probe child
+        try:
+            ok = _seccomp.install() == "filter" and _seccomp.refused("io_uring_setup")
+            code = 0 if ok else 1
         except BaseException:
             code = 1
         os._exit(code)
@@ -471,6 +493,8 @@ class Zygote:
             raise BoundaryError("the sandbox process did not start")
         #: ``"namespace"``, ``"allowed"`` or ``"none"`` (no network namespace could be made)
         self.network_isolation = str(hello.get("network"))
+        #: ``"filter"`` (the seccomp filter is installed) or why it is not
+        self.seccomp = str(hello.get("seccomp"))
         self.alive = True
 
     def covers(self, files: Iterable[str]) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toollab.tools._zygote import ResultTooLarge, plain
+from toollab.tools._plain import ResultTooLarge, plain
 
 __all__ = ["ResultTooLarge", "to_jsonable"]
 

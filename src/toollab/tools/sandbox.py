@@ -20,6 +20,14 @@
   ``RLIMIT_NOFILE`` = ``max_open_files``, ``RLIMIT_NPROC`` = ``max_processes`` more than the
   sandbox user runs already (under root the tool runs as uid 65534, so that this limit binds).
   ``timeout`` is a wall-clock limit; the call and all it started are killed when it runs out.
+* **workspace quota** — ``max_workspace_mb`` and ``max_workspace_files`` (every entry), measured
+  while a call runs and after it; past either the call fails with kind ``quota`` (see
+  docs/security.md).  An existing ``workdir`` is never chowned: where the tools run as another
+  user than its owner (toollab as root) they get a fresh subdirectory of it.
+* **seccomp** — system calls tools never need (io_uring, keyrings, ``ptrace``, mounts,
+  namespaces, BPF, ...) answer ``EPERM`` (x86_64; :mod:`toollab.tools._seccomp`).
+* **modules** — a tool's module is imported in a process of its own under a call's limits, never
+  in the process that serves every call (see :mod:`toollab.tools._zygote`).
 * **network** (``network=False``, the default) — a new, empty network namespace.
 * **results** — what comes back is JSON (see :func:`toollab.tools.jsonable.to_jsonable`), at most
   ``max_result_bytes`` of it; a larger result is an error of kind ``result_size``.
@@ -80,8 +88,8 @@ class SandboxViolation(PermissionError):
 
 class SandboxError(ToolExecutionError):
     """A sandboxed run failed.  ``kind`` is one of ``timeout``, ``cpu``, ``memory``,
-    ``file_size``, ``result_size``, ``crash``, ``exception``, ``refused``; ``exc_type`` names the
-    tool's exception."""
+    ``file_size``, ``quota`` (the workspace is over its quota), ``result_size``, ``crash``,
+    ``exception``, ``refused``; ``exc_type`` names the tool's exception."""
 
     def __init__(self, message: str, kind: str, exc_type: str | None = None) -> None:
         self.kind = kind
@@ -142,6 +150,22 @@ def resolve_path(p: str | os.PathLike[str]) -> Path:
     return _confine(p, Path(os.path.realpath(root)))
 
 
+def _workspace(path: Path, run_as: int | None) -> tuple[Path, bool]:
+    """The workspace for ``path`` and whether it was made here.  A directory that exists already
+    is used as it is when the tools run as its owner; else (toollab runs as root, the tools as the
+    sandbox user) the tools get a fresh subdirectory of it: the directory's owner and mode are
+    never changed."""
+    if not path.exists():
+        path.mkdir(parents=True)
+        return Path(os.path.realpath(path)), True
+    if not path.is_dir():
+        raise ValueError(f"the workspace {path} is not a directory")
+    real = Path(os.path.realpath(path))
+    if run_as is None or real.stat().st_uid == run_as:
+        return real, False
+    return Path(tempfile.mkdtemp(prefix="toollab-workspace-", dir=real)), True
+
+
 def namespaces_available() -> bool:
     """Can confined tools get their own network namespace here?  (Probed once.)"""
     return boundary().network_namespace
@@ -188,6 +212,8 @@ class Sandbox:
         max_output_bytes: int = 1_000_000,
         max_result_bytes: int = 1_000_000,
         env: Mapping[str, str] | None = None,
+        max_workspace_mb: int = 512,
+        max_workspace_files: int = 10_000,
     ) -> None:
         for name, value in (("cpu_seconds", cpu_seconds), ("timeout", timeout)):
             if value <= 0:
@@ -199,14 +225,20 @@ class Sandbox:
             )
         if max_result_bytes < 1024:
             raise ValueError("max_result_bytes must be at least 1024")
+        if max_workspace_mb <= 0 or max_workspace_files <= 0:
+            raise ValueError("max_workspace_mb and max_workspace_files must be positive")
+        run_as = self.confinement.run_as
+        self._owned = workdir is None
         if workdir is None:
             self.workdir = Path(os.path.realpath(tempfile.mkdtemp(prefix="toollab-sandbox-")))
-            self._owned = True
+            made = True
         else:
-            path = Path(workdir)
-            path.mkdir(parents=True, exist_ok=True)
-            self.workdir = Path(os.path.realpath(path))
-            self._owned = False
+            self.workdir, made = _workspace(Path(workdir), run_as)
+        if made and run_as is not None:
+            # the tool runs as the sandbox user: a directory made here (never one that was there
+            # before, see _workspace) is handed over
+            with contextlib.suppress(OSError):
+                os.chown(self.workdir, run_as, run_as)
         self.cpu_seconds = cpu_seconds
         self.memory_mb = memory_mb
         self.timeout = timeout
@@ -217,16 +249,13 @@ class Sandbox:
         self.allow_subprocess = allow_subprocess
         self.max_output_bytes = max_output_bytes
         self.max_result_bytes = max_result_bytes
+        self.max_workspace_mb = max_workspace_mb
+        self.max_workspace_files = max_workspace_files
         #: variables the tool gets on top of the clean environment (nothing is inherited)
         self.env = dict(env or {})
         self._idle: list[Zygote] = []
         self._lock = threading.Lock()
         self._closed = False
-        run_as = self.confinement.run_as
-        if run_as is not None:
-            # the tool runs as the sandbox user: the workspace (not what is in it) is handed over
-            with contextlib.suppress(OSError):
-                os.chown(self.workdir, run_as, run_as)
 
     # -- lifecycle -----------------------------------------------------------------------------
     def close(self) -> None:
@@ -287,12 +316,14 @@ class Sandbox:
         return self.call(fn, args, kwargs, timeout=timeout)[0]
 
     def _limits(self) -> dict[str, Any]:
+        # one file can never be larger than the whole workspace may be
+        file_mb = min(self.max_file_mb, self.max_workspace_mb)
         run_as = self.confinement.run_as
         uid = os.getuid() if run_as is None else run_as
         return {
             "cpu_seconds": self.cpu_seconds,
             "memory_mb": self.memory_mb,
-            "max_file_mb": self.max_file_mb,
+            "max_file_mb": file_mb,
             "max_open_files": self.max_open_files,
             "nproc": processes_of(uid) + self.max_processes,
         }
@@ -351,6 +382,10 @@ class Sandbox:
             "limits": self._limits(),
             "timeout": wall,
             "max_result": self.max_result_bytes,
+            "quota": {
+                "bytes": self.max_workspace_mb * _MB,
+                "entries": self.max_workspace_files,
+            },
         }
         z = self._acquire(files)
         # the process times the call itself; this deadline is a backstop (imports, a stuck process)
@@ -367,6 +402,15 @@ class Sandbox:
 
     def _outcome(self, meta: dict[str, Any], data: bytes, wall: float) -> tuple[Any, list[str]]:
         killed = meta.get("killed")
+        quota = meta.get("quota")
+        if isinstance(quota, str):
+            raise SandboxError(
+                f"the workspace {self.workdir} is over its quota of {self.max_workspace_mb} MB "
+                f"and {self.max_workspace_files:,} files and directories ({quota[:300]})"
+                + (" (the call was stopped)" if killed == "quota" else " (the result is withheld)")
+                + "; remove files from it to go on",
+                "quota",
+            )
         if killed == "timeout":
             raise SandboxError(f"timed out after {wall:g} s", "timeout")
         if killed == "result_size":
