@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from rich.table import Table
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors, progress
+from toollab.data.atomic import check_output_folder
 from toollab.data.config_file import typed_options
 from toollab.errors import UsageError
 from toollab.synth import Teacher, TeacherConfig
@@ -55,6 +56,11 @@ CacheOpt = typer.Option(
     "nothing already answered.",
 )
 QuietOpt = typer.Option(False, "--quiet", "-q", help="No progress bar.")
+ForceOpt = typer.Option(
+    False,
+    "--force",
+    help="Replace files in OUT that toollab did not write (kept and refused by default).",
+)
 
 
 @contextmanager
@@ -159,6 +165,7 @@ def deer_cmd(
     temperature: float = TemperatureOpt,
     cache: Path | None = CacheOpt,
     quiet: bool = QuietOpt,
+    force: bool = ForceOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """DEER's pipeline: (with --teacher) query -> call examples per tool with the second-pass
@@ -179,6 +186,7 @@ def deer_cmd(
         valid_ratio=valid_ratio,
         seed=seed,
     )
+    check_output_folder(out, deer.OUTPUT_FILES, force=force)  # before a teacher loads
     with open_teacher(
         teacher,
         out,
@@ -191,7 +199,7 @@ def deer_cmd(
         max_tokens=max_tokens,
         temperature=temperature,
     ) as t:
-        report = deer.run(tools, out, config, t, nosearch, exclude, limit)
+        report = deer.run(tools, out, config, t, nosearch, exclude, limit, force=force)
     _finish(report, out, as_json)
 
 
@@ -239,6 +247,7 @@ def seal_cmd(
     temperature: float = TemperatureOpt,
     cache: Path | None = CacheOpt,
     quiet: bool = QuietOpt,
+    force: bool = ForceOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Seal-Tools' self-instruct pipeline: fields -> subfields -> tools -> value pools -> easy
@@ -258,6 +267,7 @@ def seal_cmd(
         retriever=retriever,
         seed=seed,
     )
+    check_output_folder(out, seal.output_files(split), force=force)  # before a teacher loads
     with open_teacher(
         teacher,
         out,
@@ -270,7 +280,7 @@ def seal_cmd(
         max_tokens=max_tokens,
         temperature=temperature,
     ) as t:
-        report = seal.run(out, t, config, fields, exclude, tools, max_tools)
+        report = seal.run(out, t, config, fields, exclude, tools, max_tools, force=force)
     _finish(report, out, as_json)
 
 

@@ -13,7 +13,10 @@ What may be replaced (:func:`check_target`, docs/integrity.md):
 * a file written **beside** the output the user named (a dataset card, a figures sidecar, a
   report's markdown summary) is replaced only when it carries toollab's mark
   (:data:`MARK`, which every such file holds in its first lines) or with ``--force``
-  (``keep_foreign=True`` refuses it; see :func:`check_replaceable`).
+  (``keep_foreign=True`` refuses it; see :func:`check_replaceable`);
+* a file written into an **output folder** whose files cannot carry the mark (``data synth``'s
+  data files, ``train export``'s GGUFs) is replaced only when the folder carries
+  :data:`FOLDER_MARK` (or the file the mark) or with ``--force`` (:func:`check_output_folder`).
 
 Temporary files are named ``.NAME.PID.XXXX.tmp`` beside their target (folders:
 ``.NAME.partial-PID``): an exception, ``KeyboardInterrupt`` or ``SIGTERM`` (the CLI turns it
@@ -45,6 +48,9 @@ MARK = "toollab:generated"
 MARK_WINDOW = 4096
 #: the mark as the first line of a markdown / HTML file
 MARK_COMMENT = f"<!-- {MARK}: written by toollab; it replaces this file on the next run -->"
+#: the file that marks an output folder toollab writes into (for outputs that cannot hold
+#: :data:`MARK` themselves: DEER's / Seal-Tools' data files, GGUF weights)
+FOLDER_MARK = ".toollab-generated"
 #: the suffix of every temporary file (``.NAME.PID.XXXX.tmp``)
 TMP_SUFFIX = ".tmp"
 
@@ -138,12 +144,50 @@ def check_replaceable(path: str | Path, *, force: bool = False) -> Path:
     precedes the write, so a refusal costs nothing."""
     target = check_target(path)
     if not force and target.exists() and not carries_mark(target):
-        raise InputError(
-            "a file toollab did not write is already here (it has no toollab mark); toollab "
-            "does not overwrite it: move it away, choose another output, or pass --force",
-            path=path,
-        )
+        raise _foreign(path)
     return target
+
+
+def _foreign(path: str | Path) -> InputError:
+    return InputError(
+        "a file toollab did not write is already here (it has no toollab mark); toollab "
+        "does not overwrite it: move it away, choose another output, or pass --force",
+        path=path,
+    )
+
+
+def folder_marked(folder: str | Path) -> bool:
+    """Whether ``folder`` holds :data:`FOLDER_MARK` carrying :data:`MARK` (toollab writes its
+    outputs there)."""
+    return carries_mark(Path(folder) / FOLDER_MARK)
+
+
+def check_output_folder(folder: str | Path, names: Iterable[str], *, force: bool = False) -> Path:
+    """Before writing the files ``names`` (paths relative to ``folder``) into the output folder
+    ``folder``, whose files cannot all carry :data:`MARK` themselves (DEER's and Seal-Tools'
+    data files, GGUF weights): ``folder`` is absent or a folder, each name is absent or a
+    regular file (:func:`check_target`), and an existing one is toollab's (it carries the mark,
+    or the folder carries :data:`FOLDER_MARK`) unless ``force``.  Creates nothing; call it
+    before any work, then :func:`mark_folder` before the first write."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise InputError("is not a folder (an output folder goes here)", path=folder)
+    marked = folder_marked(folder)
+    for name in names:
+        target = check_target(folder / name)
+        if not force and not marked and target.exists() and not carries_mark(target):
+            raise _foreign(folder / name)
+    return folder
+
+
+def mark_folder(folder: str | Path) -> None:
+    """Write :data:`FOLDER_MARK` into ``folder`` (made if absent): the next run replaces the
+    outputs toollab wrote there without ``--force``."""
+    write_text_atomic(
+        Path(folder) / FOLDER_MARK,
+        f"{MARK}: toollab writes its outputs into this folder and replaces them on the next "
+        "run; delete this file to have it keep them\n",
+    )
 
 
 _TMP_REST = re.compile(r"(\d+)\.[^.]+" + re.escape(TMP_SUFFIX))
@@ -192,9 +236,11 @@ def clean_stale(folder: Path, name: str) -> list[Path]:
 @contextmanager
 def atomic_write(path: str | Path, *, keep_foreign: bool = False) -> Iterator[IO[str]]:
     """A UTF-8 text file written to a temporary name beside ``path`` and renamed over it when the
-    block ends without an exception; on any exception (an interrupt included) the temporary file
-    is removed and the target is left as it was.  What is at ``path`` is checked first
-    (:func:`check_target`; with ``keep_foreign``, :func:`check_replaceable`)."""
+    block ends without an exception (a lone surrogate in the text is written as its
+    ``\\uXXXX`` escape, so the file is valid UTF-8 and JSON text reads back as written); on
+    any exception (an interrupt included) the temporary file is removed and the target is left
+    as it was.  What is at ``path`` is checked first (:func:`check_target`; with
+    ``keep_foreign``, :func:`check_replaceable`)."""
     path = Path(path)
     target = check_replaceable(path) if keep_foreign else check_target(path)
     try:
@@ -206,7 +252,9 @@ def atomic_write(path: str | Path, *, keep_foreign: bool = False) -> Iterator[IO
     except OSError as exc:
         raise InputError(f"cannot write: {os_problem(exc)}", path=path) from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        # a lone UTF-16 surrogate (from a model's output, a decoded ``\ud800``) is written as
+        # its escape ``\udXXX``, the JSON escape of the same string: always valid UTF-8
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())

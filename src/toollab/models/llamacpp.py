@@ -432,7 +432,7 @@ class LlamaCppModel(Model):
             llm.close()
 
 
-@register_provider("llamacpp")
+@register_provider("llamacpp", needs_model="a GGUF path: llamacpp:/path/model.gguf")
 def _llamacpp_provider(spec: ModelSpec, **options: Any) -> Model:
     opts = merge_options(spec, options, _OPTIONS, _ALIASES)
     if spec.lora and "lora_path" not in opts:

@@ -171,12 +171,23 @@ PROVIDERS: Registry[ProviderFactory] = Registry(
 )
 
 
-def register_provider(name: str) -> Callable[[ProviderFactory], ProviderFactory]:
-    """Decorator: register ``factory(spec: ModelSpec, **options) -> Model`` under ``name``."""
+#: what the model part names, for each provider that cannot work without one (``llamacpp:``
+#: alone is refused by :func:`check_model_string`, before any work)
+_NEEDS_MODEL: dict[str, str] = {}
+
+
+def register_provider(
+    name: str, *, needs_model: str | None = None
+) -> Callable[[ProviderFactory], ProviderFactory]:
+    """Decorator: register ``factory(spec: ModelSpec, **options) -> Model`` under ``name``.
+    ``needs_model``: the provider cannot work without a model part; what it names, with an
+    example (``"a GGUF path: llamacpp:/path/model.gguf"``)."""
     if not isinstance(name, str) or not _PROVIDER_NAME.match(name):
         raise ArgumentError(
             "register_provider(name)", f"a provider name matching {_PROVIDER_NAME.pattern}", name
         )
+    if needs_model is not None:
+        _NEEDS_MODEL[name.strip().lower()] = needs_model
     return PROVIDERS.decorator(name)
 
 
@@ -193,6 +204,11 @@ def check_model_string(spec: str) -> ModelSpec:
     a :class:`UsageError` before any work."""
     parsed = parse_model_spec(spec)
     get_provider(parsed.provider)
+    needs = _NEEDS_MODEL.get(parsed.provider)
+    if needs is not None and not parsed.model:
+        raise UsageError(
+            f"model string {parsed.raw!r} has no model part: {parsed.provider} needs {needs}"
+        )
     return parsed
 
 

@@ -140,7 +140,7 @@ class ReplayModel(Model):
         return out
 
 
-@register_provider("replay")
+@register_provider("replay", needs_model="a file: replay:/path/outputs.jsonl")
 def _replay_provider(spec: ModelSpec, **options: Any) -> Model:
     opts = merge_options(spec, options, ["max_concurrency"])
     if not spec.model:

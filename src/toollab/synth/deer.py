@@ -41,12 +41,15 @@ from typing import Any, Literal
 
 import numpy as np
 
+from toollab.data.atomic import check_output_folder, mark_folder
 from toollab.data.jsonl import Record, read_records, require_object
 from toollab.errors import InputError, UsageError
 from toollab.models.base import run_sync
 from toollab.retrieval.sampling import CandidateSampler, Mode, ToolClusters
 from toollab.schema import Tool
+from toollab.synth import options as opt
 from toollab.synth.io import write_json_atomic
+from toollab.synth.options import check_fields
 from toollab.synth.teacher import Reject, Teacher
 
 # -- DEER's strings, verbatim ------------------------------------------------------------------
@@ -117,14 +120,27 @@ class DeerConfig:
     small_cluster: Literal["error", "fill"] = "fill"
 
     def check(self, n_tools: int) -> None:
+        """Each field against its rule (finite, in range: :mod:`toollab.synth.options`), then
+        against the pool of ``n_tools`` tools; an :class:`InputError` naming the field."""
+        check_fields(
+            "DeerConfig",
+            {
+                "seen": (opt.Seen, self.seen),
+                "call_ratio": (opt.Share, self.call_ratio),
+                "k": (opt.Candidates, self.k),
+                "mode": (opt.Mode, self.mode),
+                "mix": (opt.Mix, self.mix),
+                "clusters": (opt.Clusters, self.clusters),
+                "nosearch": (opt.NoSearchSize, self.nosearch),
+                "valid_ratio": (opt.ValidRatio, self.valid_ratio),
+                "seed": (opt.Seed, self.seed),
+                "small_cluster": (Literal["error", "fill"], self.small_cluster),
+            },
+        )
         if not 0 < self.seen < n_tools:
             raise UsageError(
                 f"--seen must leave unseen tools: got {self.seen} seen of {n_tools} tools"
             )
-        if not 0.0 <= self.call_ratio <= 1.0 or not 0.0 <= self.valid_ratio < 1.0:
-            raise UsageError("call ratio must be in [0, 1] and the valid ratio in [0, 1)")
-        if len(self.mix) != 3 or any(v < 0 for v in self.mix) or sum(self.mix) <= 0:
-            raise UsageError(f"the mix takes three non-negative shares, got {self.mix}")
         if self.k < 1 or self.k > n_tools - self.seen:
             raise UsageError(f"k={self.k} candidates need at least {self.k} unseen tools")
         if self.mode == "mix" and not 0 < self.clusters <= self.seen:
@@ -526,10 +542,16 @@ def leaks(result: DeerBuild) -> dict[str, int]:
     return out
 
 
+#: the files a run writes into its output folder (:func:`toollab.data.atomic.check_output_folder`)
+OUTPUT_FILES = ("tool.json", "train.json", "valid.json", "test.json", "split.json", "report.json")
+
+
 def write(out: Path, result: DeerBuild, tools: Sequence[DeerTool], report: dict[str, Any]) -> None:
     """``train.json``, ``valid.json``, ``test.json`` and ``tool.json`` in DEER's format, the seen /
     unseen split and the report; each file written atomically, the data files byte for byte as
-    upstream's ``json.dump(..., indent=4, ensure_ascii=False)`` writes them."""
+    upstream's ``json.dump(..., indent=4, ensure_ascii=False)`` writes them.  The folder is
+    marked as toollab's (:func:`toollab.data.atomic.mark_folder`) first."""
+    mark_folder(out)
     write_json_atomic(out / "tool.json", [asdict(t) for t in tools], final_newline=False)
     write_json_atomic(out / "train.json", result.train, final_newline=False)
     write_json_atomic(out / "valid.json", result.valid, final_newline=False)
@@ -546,12 +568,17 @@ def run(
     nosearch_path: Path | None = None,
     exclude_paths: Sequence[Path] = (),
     limit: int | None = None,
+    *,
+    force: bool = False,
 ) -> dict[str, Any]:
     """The whole pipeline: read, (teacher) examples, decision samples, write; the report.
 
     With a teacher that goes down mid-run the report is written with ``"complete": false`` and
-    :class:`~toollab.synth.teacher.TeacherDown` is raised; nothing else is written."""
+    :class:`~toollab.synth.teacher.TeacherDown` is raised; nothing else is written.  A file of
+    :data:`OUTPUT_FILES` already in ``out`` that toollab did not write is refused before any
+    work unless ``force``."""
     config = config or DeerConfig()
+    check_output_folder(out, OUTPUT_FILES, force=force)
     tools = read_tools(tools_path)
     if limit is not None:
         tools = tools[:limit]
@@ -572,6 +599,7 @@ def run(
         report["teacher_examples"] = sum(len(t.example) for t in tools)
         if teacher.down:
             report["complete"] = False
+            mark_folder(out)
             write_json_atomic(out / "report.json", report, indent=2)
             teacher.check_alive("example writing")
     result = build(tools, config, nosearch, exclude_queries=exclude)

@@ -46,6 +46,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toollab.data.atomic import check_output_folder, mark_folder
 from toollab.data.jsonl import read_records, require_object
 from toollab.errors import InputError, UsageError
 from toollab.models.base import run_sync
@@ -555,6 +556,18 @@ def instances(state: SealState, split: str, banned: set[str]) -> list[dict[str, 
     return out
 
 
+def output_files(split: str) -> tuple[str, ...]:
+    """The files a run of ``split`` writes into its output folder
+    (:func:`toollab.data.atomic.check_output_folder`)."""
+    return (
+        "tool.jsonl",
+        "field.jsonl",
+        f"{split}.jsonl",
+        f"dataset_for_finetune/{split}.json",
+        "report.json",
+    )
+
+
 def run(
     out: Path,
     teacher: Teacher,
@@ -563,12 +576,17 @@ def run(
     exclude_paths: Sequence[Path] = (),
     tools_path: Path | None = None,
     max_tools: int | None = None,
+    *,
+    force: bool = False,
 ) -> dict[str, Any]:
     """Every stage, then the files; the report (written as ``report.json`` too).  A teacher that
     goes down writes the report with ``"complete": false`` and raises
-    :class:`~toollab.synth.teacher.TeacherDown`; a re-run resumes from the cache."""
+    :class:`~toollab.synth.teacher.TeacherDown`; a re-run resumes from the cache.  A file of
+    :func:`output_files` already in ``out`` that toollab did not write is refused before any
+    work unless ``force``."""
     config = config or SealConfig()
     config.check()
+    check_output_folder(out, output_files(config.split), force=force)
     state = SealState()
     banned: set[str] = set()
     for p in exclude_paths:
@@ -627,6 +645,7 @@ def run(
         "notes": dict(state.notes),
         "teacher_stats": teacher.stats.to_dict(),
     }
+    mark_folder(out)
     if failed_at is not None:
         write_json_atomic(out / "report.json", report, indent=2)
         teacher.check_alive(failed_at)

@@ -39,8 +39,11 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from toollab.data.jsonl import escape_surrogates, json_text
-from toollab.errors import BackendError, InputError, UsageError
+from toollab.errors import BackendError, InputError
 from toollab.models import ChatRequest, GenerateOptions, Model, ModelOutput, load_model
+from toollab.models.registry import check_model_string
+from toollab.synth import options as opt
+from toollab.synth.options import check_fields
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -89,14 +92,26 @@ class TeacherConfig:
     seed: int = 0
 
     def check(self) -> None:
-        for name in ("retries", "attempts", "max_consecutive_failures", "max_tokens"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < (0 if name == "retries" else 1):
-                raise UsageError(f"teacher {name} must be a positive integer, got {value!r}")
-        if self.concurrency is not None and self.concurrency < 1:
-            raise UsageError(f"teacher concurrency must be at least 1, got {self.concurrency}")
-        if not self.timeout_s > 0 or self.backoff_s < 0:
-            raise UsageError("teacher timeout must be positive and backoff non-negative")
+        """Each field against its rule (finite, in range: :mod:`toollab.synth.options`) and the
+        model string (its provider known, its model part there where needed), loading nothing:
+        an :class:`InputError` / :class:`UsageError` naming the field."""
+        check_fields(
+            "TeacherConfig",
+            {
+                "model": (str, self.model),
+                "concurrency": (opt.Concurrency | None, self.concurrency),
+                "retries": (opt.Retries, self.retries),
+                "backoff_s": (opt.Backoff, self.backoff_s),
+                "timeout_s": (opt.Timeout, self.timeout_s),
+                "attempts": (opt.Attempts, self.attempts),
+                "max_consecutive_failures": (opt.FailuresInARow, self.max_consecutive_failures),
+                "max_tokens": (opt.MaxTokens, self.max_tokens),
+                "temperature": (opt.Temperature, self.temperature),
+                "top_p": (opt.Share, self.top_p),
+                "seed": (opt.Seed, self.seed),
+            },
+        )
+        check_model_string(self.model)
 
 
 @dataclass

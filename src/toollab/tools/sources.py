@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toollab.data.jsonl import read_text
-from toollab.data.yaml_limits import YamlLimitError, load_yaml
+from toollab.data.yaml_limits import load_yaml, yaml_error
 from toollab.errors import InputError
 from toollab.tools.decorator import ToolFunction
 
@@ -38,11 +38,8 @@ def yaml_records(text: str) -> Iterator[Record]:
     try:
         root, data = load_yaml(text)  # aliases, depth, line length and integers bounded
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        what = "YAML beyond a limit" if isinstance(exc, YamlLimitError) else "malformed YAML"
-        yield line, None, None, f"{what}: {problem}"
+        error = yaml_error(exc, "")  # the one mapping of a YAML error to a problem and a line
+        yield error.line, None, None, error.problem
         return
     if root is None:
         return

@@ -8,7 +8,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from toollab.errors import UsageError
+from toollab.errors import ArgumentError, UsageError, path_component
 
 DEFAULT_RECIPE = "smollm2-135m-tools"
 
@@ -26,6 +26,13 @@ def recipe_path(name: str) -> Path:
     p = Path(name)
     if p.suffix in (".yaml", ".yml") and p.is_file():
         return p
+    try:
+        path_component(name, "recipe")  # a name, never a path out of the recipes folder
+    except ArgumentError as exc:
+        raise UsageError(
+            f"no training recipe {name!r}: {exc.problem}; give a shipped recipe's name "
+            f"({', '.join(recipe_names()) or 'none'}) or the path of a .yaml file"
+        ) from None
     found = _folder() / f"{name}.yaml"
     if not found.is_file():
         raise UsageError(
