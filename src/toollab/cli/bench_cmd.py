@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import partial
 from pathlib import Path
 
 import typer
@@ -15,9 +16,16 @@ from rich.table import Table
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors, progress
 from toollab.cli.generate_cmd import resolve_envs
-from toollab.data.atomic import write_text_atomic
+from toollab.data.atomic import MARK, write_text_atomic
 from toollab.errors import UsageError
-from toollab.eval.bench import DEFAULT_BENCH_MODELS, DEFAULT_LIMIT, FIGURES, BenchResult, run_bench
+from toollab.eval.bench import (
+    DEFAULT_BENCH_MODELS,
+    DEFAULT_LIMIT,
+    FIGURES,
+    BenchResult,
+    check_bench_out,
+    run_bench,
+)
 from toollab.eval.progress import NoProgress
 from toollab.models.registry import check_model_string
 from toollab.report import write_bench_report
@@ -188,6 +196,11 @@ def bench_cmd(
         min=1,
         help="Generation budget (default: 96, more for long-program environments).",
     ),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Replace bench.json / report.html / report.md in OUT that toollab did not write.",
+    ),
     as_json: bool = JsonOpt,
 ) -> None:
     """Run the executable-environment suite: generate each environment's test split, let the
@@ -201,6 +214,8 @@ def bench_cmd(
     for m in models:
         check_model_string(m)  # a bad string fails before any model runs or a file is written
     outs = bench_dirs(models, out)
+    for folder in {out, *outs.values()}:
+        check_bench_out(folder, force=force)  # a file toollab did not write: refused now
     results = []
     for m in models:
         bars = _Bars(quiet=as_json)
@@ -216,7 +231,8 @@ def bench_cmd(
                 constrained=constrained,
                 max_tokens=max_tokens,
                 progress=bars,
-                reporter=write_bench_report,
+                reporter=partial(write_bench_report, force=force),
+                force=force,
             )
         finally:
             bars.close()
@@ -227,9 +243,11 @@ def bench_cmd(
         if as_json:
             emit_json(results[0].to_json())
         return
-    report = write_bench_report([Path(e.run_dir) for r in results for e in r.envs], out)
-    combined = {"models": [r.to_json() for r in results], "report": report}
-    write_text_atomic(out / "bench.json", json.dumps(combined, indent=2))
+    report = write_bench_report(
+        [Path(e.run_dir) for r in results for e in r.envs], out, force=force
+    )
+    combined = {"written_by": MARK, "models": [r.to_json() for r in results], "report": report}
+    write_text_atomic(out / "bench.json", json.dumps(combined, indent=2), keep_foreign=not force)
     if as_json:
         emit_json(combined)
     else:

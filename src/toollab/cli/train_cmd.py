@@ -133,6 +133,9 @@ def export_cmd(
     adapter_dtype: str = typer.Option(
         "f32", "--adapter-dtype", help="The adapter GGUF's matrices: f32 or f16 (half the size)."
     ),
+    force: bool = typer.Option(
+        False, "--force", help="Replace GGUF files in the folder that toollab did not write."
+    ),
     as_json: bool = JsonOpt,
 ) -> None:
     """Export a trained adapter / model to GGUF for llama.cpp (adapter, f16, q8_0)."""
@@ -150,6 +153,7 @@ def export_cmd(
         base or None,
         console=console,
         adapter_dtype=adapter_dtype,  # type: ignore[arg-type]
+        force=force,
     )
     if as_json:
         emit_json({k: str(v) for k, v in written.items()})

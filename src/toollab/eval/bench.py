@@ -23,7 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field, JsonValue
 
 from toollab.data import Dataset
-from toollab.data.atomic import write_text_atomic
+from toollab.data.atomic import MARK, check_replaceable, write_text_atomic
 from toollab.envs.base import env_class, task_env_names
 from toollab.envs.generate import generate, split_complexity
 from toollab.eval.log import Results, RunSpec, TaskLog, task_log_of
@@ -140,6 +140,7 @@ class BenchResult(BaseModel):
         """``bench.json``'s content: the run, each figure's definition, the means, every
         environment."""
         return {
+            "written_by": MARK,
             "model": self.model,
             "agent": self.agent,
             "constrained": self.constrained,
@@ -152,6 +153,17 @@ class BenchResult(BaseModel):
             "overall": dict(self.overall()),
             "envs": {e.env: e.model_dump(mode="json") for e in self.envs},
         }
+
+
+#: the files ``toollab bench`` writes into its folder beside the runs; each carries toollab's mark
+BENCH_FILES = ("bench.json", "report.html", "report.md")
+
+
+def check_bench_out(out: str | Path, *, force: bool = False) -> None:
+    """Refuse (an :class:`InputError`, before any work) a file of :data:`BENCH_FILES` in ``out``
+    that toollab did not write, unless ``force``."""
+    for name in BENCH_FILES:
+        check_replaceable(Path(out) / name, force=force)
 
 
 # -- the suite ----------------------------------------------------------------------------------------
@@ -194,16 +206,19 @@ def run_bench(
     max_tokens: int | None = None,
     progress: Progress | None = None,
     reporter: Callable[[list[Path], Path], str | None] | None = None,
+    force: bool = False,
 ) -> BenchResult:
     """Run the environment suite and write ``bench.json`` into ``out``; ``reporter`` (the run
     directories, ``out``) writes the report and returns its path (``toollab bench`` passes
     :func:`toollab.report.write_bench_report`).  ``constrained`` constrains decoding wherever
-    the backend can (``False``: never)."""
+    the backend can (``False``: never).  A file of :data:`BENCH_FILES` in ``out`` that toollab
+    did not write is refused before the model loads unless ``force``."""
     t0 = time.perf_counter()
     names = list(envs) if envs else task_env_names()
     for name in names:
         env_class(name)  # unknown name -> did-you-mean before any work
     out = Path(out)
+    check_bench_out(out, force=force)
     tasks = bench_tasks(
         names, limit=limit, seed=seed, agent=agent, template=template, max_tokens=max_tokens
     )
@@ -232,7 +247,9 @@ def run_bench(
     result.wall_s = time.perf_counter() - t0
     if reporter is not None and result.envs:
         result.report = reporter([Path(e.run_dir) for e in result.envs], out)
-    write_text_atomic(out / "bench.json", json.dumps(result.to_json(), indent=2))
+    write_text_atomic(
+        out / "bench.json", json.dumps(result.to_json(), indent=2), keep_foreign=not force
+    )
     return result
 
 

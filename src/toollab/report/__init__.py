@@ -62,11 +62,15 @@ __all__ = [
 ]
 
 
-def write_bench_report(run_dirs: Sequence[Path], out: Path) -> str | None:
-    """The environment suite's report (``OUT/report.html``); its path, or None without runs."""
+def write_bench_report(run_dirs: Sequence[Path], out: Path, *, force: bool = False) -> str | None:
+    """The environment suite's report (``OUT/report.html``); its path, or None without runs.
+    A ``report.md`` there that toollab did not write is kept unless ``force``."""
     if not run_dirs:
         return None
     html, _md, _runs = write_report(
-        list(run_dirs), out / "report.html", title="toollab bench: executable environments"
+        list(run_dirs),
+        out / "report.html",
+        title="toollab bench: executable environments",
+        force=force,
     )
     return str(html)

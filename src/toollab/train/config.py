@@ -164,6 +164,9 @@ class TrainConfig:
     resume: bool = _f(True, "Resume from the last complete checkpoint in output_dir.")
     mask_check_batches: int = _f(8, "Batches checked for loss tokens before the first step.")
     overwrite: bool = _f(False, "Start afresh even if output_dir holds a finished run.")
+    force: bool = _f(
+        False, "Write into an output_dir that holds files but no toollab run (replacing them)."
+    )
     save_merged: bool = _f(
         False, "Also write merged/: the base with the adapter merged in (a next stage's base)."
     )

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from toollab.data.atomic import mark_folder
 from toollab.errors import InputError
 from toollab.train.base import resolve_base
 from toollab.train.export import (
@@ -25,6 +26,7 @@ from toollab.train.export import (
     merge_adapter,
     read_json_object,
 )
+from toollab.train.outputs import check_export_folder
 
 
 def _run_info(run: Path) -> tuple[str | None, str | None]:
@@ -56,8 +58,11 @@ def export_run(
     base_gguf: str | Path | None = None,
     console: Console | None = None,
     adapter_dtype: AdapterType = "f32",
+    *,
+    force: bool = False,
 ) -> dict[str, Path]:
-    """Write the asked GGUF files; returns ``{kind: path}``."""
+    """Write the asked GGUF files; returns ``{kind: path}``.  A GGUF of the same name in the
+    output folder that toollab did not write is refused before any work unless ``force``."""
     console = console or Console(stderr=True)
     run = Path(run)
     if not run.is_dir():
@@ -86,6 +91,8 @@ def export_run(
                 path=run,
             )
     kinds: list[OutType] = [k for k in ("f32", "f16", "q8_0") if k in what]  # type: ignore[misc]
+    dest = Path(out) if out else run / "gguf"
+    check_export_folder(dest, what, force=force)
     # every input is checked before anything is written (or converted)
     if adapter is not None:
         check_adapter(adapter)
@@ -96,11 +103,11 @@ def export_run(
         read_json_object(base_folder / "config.json", "the base model's configuration")
     if base_folder is None and adapter is not None:
         base_folder = resolve_base(str(base_gguf)).folder
-    dest = Path(out) if out else run / "gguf"
+    if "adapter" in what and adapter is None:
+        raise InputError("an adapter GGUF needs a LoRA run; this is a full model", path=run)
     written: dict[str, Path] = {}
-    if "adapter" in what:
-        if adapter is None:
-            raise InputError("an adapter GGUF needs a LoRA run; this is a full model", path=run)
+    mark_folder(dest)
+    if "adapter" in what and adapter is not None:
         console.print("writing the LoRA adapter GGUF")
         written["adapter"] = export_adapter_gguf(
             adapter, dest / "adapter.gguf", base_gguf, adapter_dtype

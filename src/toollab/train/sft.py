@@ -28,12 +28,13 @@ from typing import Any
 
 from rich.console import Console
 
-from toollab.data.atomic import write_dir_atomic, write_text_atomic
+from toollab.data.atomic import MARK, mark_folder, write_dir_atomic, write_text_atomic
 from toollab.errors import BackendError, InputError
 from toollab.train import checkpoints as ckpt
 from toollab.train.base import BaseModel, resolve_base
 from toollab.train.config import TrainConfig
 from toollab.train.data import IGNORE_INDEX, Mixture, build_mixture
+from toollab.train.outputs import check_run_folder
 from toollab.train.packing import PackedCollator, Sequences, build_sequences
 
 
@@ -431,9 +432,7 @@ def train_sft(
     """Run (or resume) one supervised fine-tuning run; see the module docstring."""
     console = console or Console(stderr=True)
     cfg.validate()
-    out = Path(cfg.output_dir)
-    if out.exists() and not out.is_dir():
-        raise InputError("output_dir exists and is not a folder", path=out)
+    out = check_run_folder(cfg.output_dir, force=cfg.force)  # before the base model loads
     if _finished(out) and not cfg.overwrite:
         raise InputError(
             "output_dir holds a finished run (give another output_dir, or overwrite: true)",
@@ -475,6 +474,7 @@ def train_sft(
 
     out.mkdir(parents=True, exist_ok=True)
     record: dict[str, Any] = {
+        "written_by": MARK,
         "status": "running",
         "config": cfg.to_dict(),
         "base": {
@@ -498,6 +498,7 @@ def train_sft(
     # under accelerate, every process trains; only the main one writes the run's files
     main = bool(trainer.is_world_process_zero())
     if main:
+        mark_folder(out)
         _write_json(out / "run.json", record)
     t0 = time.perf_counter()
     try:
