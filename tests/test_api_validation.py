@@ -269,3 +269,131 @@ def test_a_model_object_and_a_dataset_object_are_accepted(tmp_path: Path) -> Non
     task = Task(dataset=ds, agent="single", scorers=("environment",), max_tokens=16, max_turns=1)
     log = evaluate(task, FakeModel(outputs=["no call"]), log_dir=tmp_path, constrained=False)
     assert log.tasks[0].name == "mine"
+
+
+# -- model strings: a provider that needs a model part gets one, before any work ----------------
+@pytest.mark.parametrize(
+    "spec", ["llamacpp:", "llamacpp:  ", "openai:", "openai:@http://127.0.0.1:1/v1", "replay:",
+             "llamacpp:?n_ctx=512", "openai:+lora=x"],
+)  # fmt: skip
+def test_an_empty_model_part_is_refused_up_front(spec: str) -> None:
+    from toollab.models.registry import ModelSource, check_model_string
+
+    with pytest.raises(UsageError, match="no model part") as err:
+        check_model_string(spec)
+    assert spec.split(":")[0] in str(err.value)
+    with pytest.raises(UsageError, match="no model part"):
+        ModelSource(spec)
+
+
+@pytest.mark.parametrize("spec", ["fake:", "oracle:", "oracle", "bundled:", "hf:", "llamacpp:m.gguf",
+                                  "openai:m@http://127.0.0.1:1/v1", "replay:r.jsonl"])  # fmt: skip
+def test_model_strings_that_need_no_model_part_still_pass(spec: str) -> None:
+    from toollab.models.registry import check_model_string
+
+    check_model_string(spec)
+
+
+@pytest.mark.parametrize("flag", ["-m", "--judge"])
+@pytest.mark.parametrize("spec", ["llamacpp:", "openai:"])
+def test_eval_refuses_an_empty_model_part_before_any_work(
+    flag: str, spec: str, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from toollab.cli.main import app
+
+    data = tmp_path / "d.jsonl"
+    gen = ["data", "generate", "--env", "weather", "--n", "2", "--out", str(data)]
+    assert CliRunner().invoke(app, gen).exit_code == 0
+    model = ["-m", spec] if flag == "-m" else ["-m", "oracle", "--judge", spec]
+    args = ["eval", *model, "-d", str(data), "-f", "toollab", "--out", str(tmp_path / "r")]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 2 and "no model part" in res.output, res.output
+    assert not (tmp_path / "r").exists()
+
+
+# -- synthesis configs: the options' rules, at the API level ------------------------------------
+NAN, INF = float("nan"), float("inf")
+SYNTH_CONFIG_CASES: list[tuple[str, dict[str, Any], str]] = [
+    ("deer", {"call_ratio": NAN}, "DeerConfig.call_ratio"),
+    ("deer", {"call_ratio": INF}, "DeerConfig.call_ratio"),
+    ("deer", {"call_ratio": 1.5}, "DeerConfig.call_ratio"),
+    ("deer", {"valid_ratio": NAN}, "DeerConfig.valid_ratio"),
+    ("deer", {"valid_ratio": 1.0}, "DeerConfig.valid_ratio"),
+    ("deer", {"mix": (NAN, 1.0, 1.0)}, "DeerConfig.mix"),
+    ("deer", {"mix": (1.0, INF, 1.0)}, "DeerConfig.mix"),
+    ("deer", {"mix": (0.0, 0.0, 0.0)}, "DeerConfig.mix"),
+    ("deer", {"mix": (-1.0, 1.0, 1.0)}, "DeerConfig.mix"),
+    ("deer", {"seen": 1.5}, "DeerConfig.seen"),
+    ("deer", {"k": True}, "DeerConfig.k"),
+    ("deer", {"nosearch": -1}, "DeerConfig.nosearch"),
+    ("deer", {"seed": -1}, "DeerConfig.seed"),
+    ("deer", {"mode": "cluster"}, "DeerConfig.mode"),
+    ("deer", {"small_cluster": "crash"}, "DeerConfig.small_cluster"),
+    ("teacher", {"timeout_s": NAN}, "TeacherConfig.timeout_s"),
+    ("teacher", {"timeout_s": INF}, "TeacherConfig.timeout_s"),
+    ("teacher", {"timeout_s": 0.0}, "TeacherConfig.timeout_s"),
+    ("teacher", {"temperature": NAN}, "TeacherConfig.temperature"),
+    ("teacher", {"temperature": -INF}, "TeacherConfig.temperature"),
+    ("teacher", {"top_p": NAN}, "TeacherConfig.top_p"),
+    ("teacher", {"backoff_s": INF}, "TeacherConfig.backoff_s"),
+    ("teacher", {"backoff_s": -1.0}, "TeacherConfig.backoff_s"),
+    ("teacher", {"retries": -1}, "TeacherConfig.retries"),
+    ("teacher", {"retries": 2.0}, "TeacherConfig.retries"),
+    ("teacher", {"concurrency": 0}, "TeacherConfig.concurrency"),
+    ("teacher", {"max_tokens": 0}, "TeacherConfig.max_tokens"),
+    ("teacher", {"attempts": 10**9}, "TeacherConfig.attempts"),
+    ("teacher", {"max_consecutive_failures": 0}, "TeacherConfig.max_consecutive_failures"),
+    ("teacher", {"model": 5}, "TeacherConfig.model"),
+]
+
+
+@pytest.mark.parametrize(
+    ("which", "fields", "named"), SYNTH_CONFIG_CASES, ids=[c[2] + "=" + str(c[1]) for c in SYNTH_CONFIG_CASES]
+)  # fmt: skip
+def test_synth_configs_check_their_numbers(which: str, fields: dict[str, Any], named: str) -> None:
+    from toollab.synth.deer import DeerConfig
+    from toollab.synth.teacher import Teacher, TeacherConfig
+
+    with pytest.raises(InputError) as err:
+        if which == "deer":
+            DeerConfig(**fields).check(100)
+        else:
+            Teacher("fake:", TeacherConfig(**{"model": "fake:", **fields}))
+    assert named in str(err.value), err.value
+
+
+def test_synth_configs_defaults_pass() -> None:
+    from toollab.synth.deer import DeerConfig
+    from toollab.synth.teacher import TeacherConfig
+
+    DeerConfig().check(1000)
+    TeacherConfig().check()
+    TeacherConfig(model="fake:", concurrency=4, temperature=0.0, top_p=0.5).check()
+
+
+@pytest.mark.parametrize("spec", ["llamacpp:", "openai:", "nope:"])
+def test_a_teacher_config_checks_its_model_string_before_loading(spec: str) -> None:
+    from toollab.synth.teacher import TeacherConfig
+
+    with pytest.raises(UsageError):
+        TeacherConfig(model=spec).check()
+
+
+# -- recipe names are path components ------------------------------------------------------------
+@pytest.mark.parametrize("name", ["../../etc/passwd", "..", "a/b", "x\0y", "", "a\\b", "x" * 300])
+def test_a_recipe_name_never_leaves_the_recipes_folder(name: str) -> None:
+    from toollab.train.recipes import recipe_path
+
+    with pytest.raises(UsageError, match="no training recipe"):
+        recipe_path(name)
+
+
+def test_a_shipped_recipe_and_a_yaml_path_still_resolve(tmp_path: Path) -> None:
+    from toollab.train.recipes import DEFAULT_RECIPE, recipe_path
+
+    assert recipe_path(DEFAULT_RECIPE).is_file()
+    f = tmp_path / "mine.yaml"
+    f.write_text("output_dir: o\n")
+    assert recipe_path(str(f)) == f

@@ -28,6 +28,7 @@ from typer.testing import CliRunner
 
 from toollab.cli.main import app
 from toollab.data.atomic import MARK, atomic_write, clean_stale
+from toollab.errors import InputError
 
 runner = CliRunner()
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -380,3 +381,158 @@ class TestModelStringsBeforeWork:
         code, _, err = _cli("data", "synth", pipeline, *extra, "--out", str(tmp_path / "o"), "--teacher", "nope:")  # fmt: skip
         assert code == 2 and "'nope'" in err
         assert not (tmp_path / "o").exists()
+
+
+# -- output folders: synth, bench, training ---------------------------------------------------------
+def _deer_tools(tmp: Path) -> Path:
+    """A DEER ``tool.json`` of 12 tools with published examples (no teacher needed)."""
+    tools = [
+        {
+            "api_name": f"tool{i}",
+            "description_for_human": f"weather {i}",
+            "example": [{"query": f"weather {i} in {c}", "call": f"tool{i}(city='{c}')"} for c in ("Paris", "Rome")],
+        }
+        for i in range(12)
+    ]  # fmt: skip
+    p = tmp / "tools.json"
+    p.write_text(json.dumps(tools))
+    return p
+
+
+def _folder_verbs(tmp: Path) -> dict[str, tuple[list[str], Path]]:
+    """verb -> (its command line without --force, a file it writes into its output folder)."""
+    out = tmp / "out"
+    return {
+        "synth deer": (
+            ["data", "synth", "deer", "--tools", str(_deer_tools(tmp)), "--out", str(out), "--seen", "8", "--k", "3", "--mode", "random", "--nosearch-size", "0"],
+            out / "train.json",
+        ),
+        "bench": (
+            ["bench", "-m", "oracle", "--envs", "weather", "--limit", "1", "--out", str(out)],
+            out / "bench.json",
+        ),
+        "bench summary": (
+            ["bench", "-m", "oracle", "--envs", "weather", "--limit", "1", "--out", str(out)],
+            out / "report.md",
+        ),
+    }  # fmt: skip
+
+
+class TestForeignFilesInOutputFolders:
+    @pytest.mark.parametrize("which", ["synth deer", "bench", "bench summary"])
+    def test_kept_unless_forced(self, which: str, tmp_path: Path) -> None:
+        args, mine = _folder_verbs(tmp_path)[which]
+        mine.parent.mkdir(parents=True, exist_ok=True)
+        mine.write_text("my own notes\n")
+        code, _, err = _cli(*args)
+        assert code == 2 and str(mine) in err and "--force" in err, err
+        assert mine.read_text() == "my own notes\n"
+        assert sorted(p.name for p in mine.parent.iterdir()) == [mine.name]  # nothing written
+        code, _, err = _cli(*args, "--force")
+        assert code == 0, err
+        assert mine.read_text() != "my own notes\n"
+        code, _, err = _cli(*args)  # toollab's own outputs: replaced without --force
+        assert code == 0, err
+
+    @pytest.mark.parametrize(
+        "name", ["report.json", "tool.jsonl", "dataset_for_finetune/train.json"]
+    )
+    def test_seal_refuses_before_the_teacher_starts(self, name: str, tmp_path: Path) -> None:
+        out = tmp_path / "out"
+        mine = out / name
+        mine.parent.mkdir(parents=True)
+        mine.write_text("mine\n")
+        code, _, err = _cli("data", "synth", "seal", "--out", str(out), "--teacher", "fake:")
+        assert code == 2 and name in err and "--force" in err, err
+        assert mine.read_text() == "mine\n" and not (out / "teacher_cache.jsonl").exists()
+
+    def test_a_marked_folder_is_toollabs(self, tmp_path: Path) -> None:
+        from toollab.data.atomic import FOLDER_MARK, check_output_folder, mark_folder
+
+        out = tmp_path / "out"
+        out.mkdir()
+        (out / "train.json").write_text("[]")
+        with pytest.raises(InputError, match="--force"):
+            check_output_folder(out, ["train.json"])
+        (out / FOLDER_MARK).write_text("not the mark")
+        with pytest.raises(InputError):
+            check_output_folder(out, ["train.json"])
+        mark_folder(out)
+        check_output_folder(out, ["train.json"])
+        check_output_folder(tmp_path / "absent", ["train.json"])
+        (tmp_path / "f").write_text("x")
+        with pytest.raises(InputError, match="not a folder"):
+            check_output_folder(tmp_path / "f", ["train.json"])
+
+
+# -- training outputs ---------------------------------------------------------------------------
+class TestTrainingOutputs:
+    @pytest.mark.parametrize(
+        ("files", "ok"),
+        [
+            ({}, True),  # an empty folder
+            ({".toollab-generated": MARK}, True),  # marked when a run started
+            ({"run.json": json.dumps({"written_by": MARK})}, True),
+            ({"run.json": json.dumps({"status": "running", "config": {}})}, True),  # an older run
+            ({"notes.txt": "mine"}, False),
+            ({"run.json": "{}"}, False),
+            ({"run.json": "[1, 2]"}, False),
+            ({"adapter/weights.bin": "x"}, False),
+        ],
+    )
+    def test_which_run_folders_are_written(
+        self, files: dict[str, str], ok: bool, tmp_path: Path
+    ) -> None:
+        from toollab.train.outputs import check_run_folder
+
+        out = tmp_path / "run"
+        out.mkdir()
+        for name, text in files.items():
+            (out / name).parent.mkdir(parents=True, exist_ok=True)
+            (out / name).write_text(text)
+        if ok:
+            assert check_run_folder(out) == out
+        else:
+            with pytest.raises(InputError, match="force"):
+                check_run_folder(out)
+        check_run_folder(out, force=True)
+
+    def test_train_sft_refuses_a_foreign_folder_before_the_model_loads(
+        self, tmp_path: Path
+    ) -> None:
+        out = tmp_path / "run"
+        out.mkdir()
+        (out / "notes.txt").write_text("mine")
+        data = tmp_path / "a.jsonl"
+        data.write_text(json.dumps({"id": "a", "text": "hello world", "spans": [[6, 11]]}) + "\n")
+        t0 = time.perf_counter()
+        code, _, err = _cli("train", "sft", "--output-dir", str(out), "--data", str(data))
+        assert code == 2 and str(out) in err and "force" in err, err
+        assert time.perf_counter() - t0 < 5  # torch is not even imported
+        assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+
+    @pytest.mark.parametrize("what", ["adapter", "f16"])
+    def test_train_export_keeps_a_foreign_gguf(self, what: str, tmp_path: Path) -> None:
+        run = tmp_path / "run"
+        (run / "adapter").mkdir(parents=True)
+        dest = tmp_path / "gguf"
+        dest.mkdir()
+        mine = dest / ("adapter.gguf" if what == "adapter" else f"model-{what}.gguf")
+        mine.write_text("mine")
+        args = [
+            "train",
+            "export",
+            str(run),
+            "--out",
+            str(dest),
+            "--what",
+            what,
+            "--base",
+            str(tmp_path / "b.gguf"),
+        ]
+        code, _, err = _cli(*args)
+        assert code == 2 and str(mine) in err and "--force" in err, err
+        assert mine.read_text() == "mine"
+        code, _, err = _cli(*args, "--force")  # goes on to check the run (which is empty)
+        assert code == 2 and str(mine) not in err, err
+        assert mine.read_text() == "mine"

@@ -9,6 +9,7 @@ import typer
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors
 from toollab.errors import UsageError
 from toollab.train.config import TrainConfig, flags_help, parse_flags
+from toollab.train.outputs import check_run_folder
 from toollab.train.recipes import DEFAULT_RECIPE, recipe_path
 
 train_app = typer.Typer(
@@ -51,6 +52,7 @@ def _run(
         if config is not None
         else TrainConfig.from_dict(overrides)
     )
+    check_run_folder(cfg.output_dir, force=cfg.force)  # before torch is imported
     from toollab.train.sft import train_sft
 
     res = train_sft(cfg, console=console, quiet=quiet or as_json)
