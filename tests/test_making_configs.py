@@ -625,3 +625,20 @@ def test_the_mix_card_reads_within_the_limits(
         return
     with pytest.raises(InputError, match=problem):
         mix_card(r)
+
+
+# -- one mapping of a YAML error to a message: config files and YAML tool files ------------------
+@pytest.mark.parametrize("case", ["alias bomb", "malformed", "deep"])
+def test_a_yaml_tool_file_and_a_config_file_report_the_same_problem(
+    tmp_path: Path, case: str
+) -> None:
+    from toollab.data.yaml_limits import read_yaml_file
+    from toollab.tools.sources import yaml_records
+
+    data, problem = BAD_FILES[case]
+    f = write(tmp_path, "tools.yaml", data)
+    with pytest.raises(InputError) as err:
+        read_yaml_file(f)
+    ((line, item, value, found),) = list(yaml_records(data.decode()))
+    assert found == err.value.problem and problem in found
+    assert (line, item, value) == (err.value.line, None, None)

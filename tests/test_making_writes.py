@@ -536,3 +536,56 @@ class TestTrainingOutputs:
         code, _, err = _cli(*args, "--force")  # goes on to check the run (which is empty)
         assert code == 2 and str(mine) not in err, err
         assert mine.read_text() == "mine"
+
+
+# -- lone surrogates: every JSON toollab writes is valid UTF-8 ----------------------------------------
+LONE = ["\ud800", "a\ud83db", "\udfff", "\ud800" * 3, "x\udc00\x00y"]
+
+
+def _write_with(how: str, path: Path, value: str) -> Path:
+    """``value`` written by one of the product's JSON writers; the file it wrote."""
+    from toollab.data import atomic
+    from toollab.eval.store import RunStore
+    from toollab.schema import Tool
+    from toollab.tools import ToolPool
+
+    if how == "json":
+        atomic.write_json_atomic(path, {"q": value})
+    elif how == "text of json.dumps":  # how bench.json and other reports are written
+        atomic.write_text_atomic(path, json.dumps({"q": value}, ensure_ascii=False))
+    elif how == "jsonl":
+        atomic.write_jsonl_atomic(path, [{"q": value}])
+    elif how in ("tool pool .json", "tool pool .jsonl"):
+        path = path.with_suffix(how.rsplit(" ", 1)[1])
+        ToolPool([Tool.build(name="a", description=value)]).save(path)
+    elif how == "run results":
+        RunStore(path.parent).write_results({"q": value})
+        path = path.parent / "results.json"
+    return path
+
+
+def _strings(obj: object) -> list[str]:
+    if isinstance(obj, str):
+        return [obj]
+    if isinstance(obj, dict):
+        return [s for v in obj.values() for s in _strings(v)]
+    if isinstance(obj, list):
+        return [s for v in obj for s in _strings(v)]
+    return []
+
+
+@pytest.mark.parametrize("value", LONE)
+@pytest.mark.parametrize(
+    "how",
+    ["json", "text of json.dumps", "jsonl", "tool pool .json", "tool pool .jsonl", "run results"],
+)
+def test_a_lone_surrogate_is_written_escaped(how: str, value: str, tmp_path: Path) -> None:
+    path = _write_with(how, tmp_path / "out.json", value)
+    text = path.read_bytes().decode("utf-8")  # valid UTF-8: never a crash, never a bad file
+    values = (
+        [json.loads(line) for line in text.splitlines()]
+        if how.endswith("l")
+        else [json.loads(text)]
+    )
+    assert value in _strings(values)  # read back as the same string
+    assert not list(tmp_path.glob("*.tmp"))
