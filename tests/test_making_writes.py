@@ -473,7 +473,7 @@ class TestTrainingOutputs:
             ({}, True),  # an empty folder
             ({".toollab-generated": MARK}, True),  # marked when a run started
             ({"run.json": json.dumps({"written_by": MARK})}, True),
-            ({"run.json": json.dumps({"status": "running", "config": {}})}, True),  # an older run
+            ({"run.json": json.dumps({"status": "finished"})}, True),  # an older run
             ({"notes.txt": "mine"}, False),
             ({"run.json": "{}"}, False),
             ({"run.json": "[1, 2]"}, False),

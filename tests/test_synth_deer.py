@@ -308,6 +308,7 @@ def test_cli_writes_the_released_test_file_byte_for_byte(deer_dir: Path, tmp_pat
     assert (out / "test.json").read_bytes() == (deer_dir / "test.json").read_bytes()
     assert (out / "tool.json").read_bytes() == (deer_dir / "tool.json").read_bytes()
     assert sorted(p.name for p in out.iterdir()) == [
+        ".toollab-generated",  # the folder's mark: the next run replaces these files
         "report.json",
         "split.json",
         "test.json",

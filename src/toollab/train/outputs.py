@@ -3,7 +3,7 @@
 A run folder holds toollab's mark (:data:`toollab.data.atomic.FOLDER_MARK`, written when the
 run starts, and the ``written_by`` field of ``run.json``).  Started on a folder that exists, a
 run goes on (resumes) when the folder is a toollab run — marked, or holding a ``run.json`` of an
-older toollab run (an object with ``status`` and ``config``) — or is empty; a folder holding
+older toollab run (an object with a ``status``) — or is empty; a folder holding
 anything else is refused before the base model loads, unless ``force``.  An export's folder
 keeps a GGUF toollab did not write the same way (:func:`check_export_folder`).
 """
@@ -27,7 +27,7 @@ def _old_run_record(path: Path) -> bool:
         info = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
         return False
-    return isinstance(info, dict) and "status" in info and "config" in info
+    return isinstance(info, dict) and isinstance(info.get("status"), str)
 
 
 def is_toollab_run(out: Path) -> bool:
