@@ -258,6 +258,7 @@ def seal_cmd(
         retriever=retriever,
         seed=seed,
     )
+    config.check()  # before the teacher starts
     with open_teacher(
         teacher,
         out,
