@@ -236,7 +236,7 @@ def test_broken_plugins_are_reported_and_named_ones_fail(
     myplugin: Path, otherplugin: Path, shared_data: Path, tmp_path: Path
 ) -> None:
     r = toollab("plugins", "--json", sites=(myplugin, otherplugin))
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 2, r.stderr  # problems listed: the status says so
     data = json.loads(r.stdout)
     problems = "\n".join(p["problem"] for p in data["problems"])
     assert "agent 'broken'" in problems and "ModuleNotFoundError" in problems
@@ -353,6 +353,7 @@ IMPORT_FAILURES = [
     ("missing_dep", "import toollab_no_such_module", "ModuleNotFoundError"),
     ("syntax", "def f(:\n    pass", "SyntaxError"),
     ("recursion", "def f():\n    return f()\nf()", "RecursionError"),
+    ("own_interrupt", "raise KeyboardInterrupt", "KeyboardInterrupt"),
 ]
 
 #: (distribution, entry_points.txt bytes that importlib.metadata cannot read)
@@ -361,6 +362,13 @@ BAD_METADATA = [
     ("meta_not_utf8", b"\xff\xfe[toollab.plugins]\n"),
     ("meta_binary", bytes(range(256))),
     ("meta_pydantic", b"[pydantic]\nbroken\n"),
+]
+
+#: (distribution, entry_points.txt whose toollab lines importlib silently ignores, a bad line)
+UNREAD_LINES = [
+    ("unread_header", b"[toollab.plugins\nagent:h = h:Agent\n", "'[toollab.plugins'"),
+    ("unread_outside", b"agent:o = o:Agent\n[toollab.plugins]\n", "'agent:o = o:Agent'"),
+    ("unread_many", b"[toollab.plugins\na:b = b:C\nc:d = d:E\ne:f = f:G\n", "(+1 more)"),
 ]
 
 
@@ -373,13 +381,15 @@ def misbehaving(tmp_path_factory: pytest.TempPathFactory) -> Path:
         fake_dist(site, name, *_plugin(name, code))
     for name, data in BAD_METADATA:
         fake_dist(site, name, data, {})
+    for name, data, _line in UNREAD_LINES:
+        fake_dist(site, name, data, {})
     return site
 
 
 @pytest.fixture(scope="module")
 def misbehaving_listing(misbehaving: Path) -> dict[str, Any]:
     r = toollab("plugins", "--json", sites=(misbehaving,))
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 2, r.stderr  # the listing, and a status that says there are problems
     data: dict[str, Any] = json.loads(r.stdout)
     data["stderr"] = r.stderr
     return data
@@ -419,6 +429,28 @@ def test_a_distribution_with_unreadable_metadata_is_skipped_with_a_warning(
     assert f"{name}-1.0.dist-info" in misbehaving_listing["stderr"]  # the warning
 
 
+@pytest.mark.parametrize(
+    "name,line", [u[::2] for u in UNREAD_LINES], ids=[u[0] for u in UNREAD_LINES]
+)
+def test_entry_point_lines_importlib_ignores_are_reported(
+    misbehaving_listing: dict[str, Any], name: str, line: str
+) -> None:
+    problems = [p for p in _problems(misbehaving_listing).splitlines() if f"{name}-1.0" in p]
+    assert len(problems) == 1 and "lines that are not read" in problems[0], problems
+    assert line in problems[0]
+
+
+def test_a_real_ctrl_c_while_a_plugin_loads_still_stops_toollab(tmp_path: Path) -> None:
+    """The plugin's own KeyboardInterrupt is a plugin failure; a SIGINT that arrives while it
+    is imported is the user's and ends the command (exit 130 by the CLI's handler)."""
+    site = tmp_path / "site"
+    code = "import os, signal, time\nos.kill(os.getpid(), signal.SIGINT)\ntime.sleep(5)"
+    fake_dist(site, "sigint_at_import", *_plugin("sigint_at_import", code))
+    r = toollab("plugins", sites=(site,))
+    assert r.returncode == 130, (r.returncode, r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr
+
+
 def test_commands_run_beside_misbehaving_plugins(
     misbehaving: Path, shared_data: Path, tmp_path: Path
 ) -> None:
@@ -443,10 +475,10 @@ def test_commands_run_beside_misbehaving_plugins(
         sites=(misbehaving,),
     )
     assert r.returncode == 2 and "SystemExit(0)" in r.stderr and "Traceback" not in r.stderr
-    # `plugins --check` turns any problem into exit status 1
-    r = toollab("plugins", "--check", sites=(misbehaving,))
-    assert r.returncode == 1 and "plugin problem" in r.stdout + r.stderr
-    r = toollab("plugins", "--check", sites=())
+    # `toollab plugins` prints the listing and exits 2 when any plugin cannot be used
+    r = toollab("plugins", sites=(misbehaving,))
+    assert r.returncode == 2 and "plugin problem" in r.stdout + r.stderr
+    r = toollab("plugins", sites=())
     assert r.returncode == 0, r.stdout + r.stderr
 
 

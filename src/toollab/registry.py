@@ -27,8 +27,8 @@ already (the object is decorated with the kind's decorator) nothing more happens
 object itself is registered under ``NAME`` (a factory, a class) after the kind's check.  A
 built-in keeps its name: a plugin entry point that names one is skipped with a warning, and a
 plugin whose import registers a built-in's name (of any kind) fails to load with a
-:class:`PluginError` naming it.  A plugin that fails to load (an exception or ``SystemExit`` at
-import) is skipped with a :class:`PluginWarning`, and asking for it by name raises the
+:class:`PluginError` naming it.  A plugin that fails to load (an exception, ``SystemExit`` or its
+own ``KeyboardInterrupt`` at import; a real Ctrl-C still stops toollab) is skipped with a :class:`PluginWarning`, and asking for it by name raises the
 :class:`PluginError` that says why.  A distribution whose metadata cannot be read is skipped
 with a warning (:func:`broken_distributions`).
 
@@ -41,12 +41,15 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+import signal
 import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import Distribution, EntryPoint, distributions
+from types import FrameType
 from typing import Any, Generic, TypeVar
 
 from toollab.errors import ArgumentError, InputError, UsageError, check_arg, did_you_mean
@@ -120,6 +123,7 @@ def _group(group: str) -> tuple[EntryPoint, ...]:
                 continue
             seen.add(key)
             found.extend(dist.entry_points.select(group=group))
+            _note_unread_lines(dist, label)
         except Exception as exc:  # metadata is text from outside: anything may be wrong
             if label not in _BROKEN_DISTS:
                 problem = (
@@ -152,6 +156,38 @@ def shield_pydantic_plugins() -> None:
                 PluginWarning,
                 stacklevel=2,
             )
+
+
+#: an ``entry_points.txt`` line importlib reads: a ``[section]`` or ``name = value``
+_EP_LINE = re.compile(r"\[[^\[\]]+\]|[^=\s][^=]*=\s*\S.*")
+
+
+def _note_unread_lines(dist: Distribution, label: str) -> None:
+    """Record, as a problem of the distribution, the lines of an ``entry_points.txt`` that
+    mentions toollab which importlib silently ignores (a section header without its ``]``, a
+    line outside any section, one without ``=``): the plugin they were meant to declare would
+    otherwise be missing without a word."""
+    text = dist.read_text("entry_points.txt")
+    if not text or "toollab" not in text:
+        return
+    section = False
+    bad: list[str] = []
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if _EP_LINE.fullmatch(line) is None or (not section and not line.startswith("[")):
+            bad.append(f"line {n}: {line[:60]!r}")
+        elif line.startswith("["):
+            section = True
+    if bad and label not in _BROKEN_DISTS:
+        problem = (
+            f"the entry_points.txt of the distribution at {label} has lines that are not read: "
+            + "; ".join(bad[:3])
+            + (f" (+{len(bad) - 3} more)" if len(bad) > 3 else "")
+        )
+        _BROKEN_DISTS[label] = problem
+        warnings.warn(f"toollab: {problem}", PluginWarning, stacklevel=3)
 
 
 def broken_distributions() -> list[str]:
@@ -456,7 +492,8 @@ class Registry(Generic[T]):
             stack = _IMPORTING.stack = []
         stack.append(entry)
         try:
-            obj = entry.entry_point.load()
+            with _user_interrupts() as user_interrupted:
+                obj = entry.entry_point.load()
             if name not in self._entries:
                 if inspect.ismodule(obj):
                     if entry.group == PLUGIN_GROUP:
@@ -465,7 +502,11 @@ class Registry(Generic[T]):
                         )
                     return  # an older-group module entry point registers what it registers
                 self._adopt(self, name, obj)
-        except (Exception, SystemExit) as exc:  # a plugin's sys.exit() does not end toollab
+        # a plugin's sys.exit() or its own KeyboardInterrupt does not end toollab (a real
+        # Ctrl-C while it is imported does)
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:
+            if isinstance(exc, KeyboardInterrupt) and user_interrupted[0]:
+                raise
             if isinstance(exc, PluginError):
                 err = exc
             else:
@@ -482,6 +523,38 @@ class Registry(Generic[T]):
         finally:
             stack.pop()
             self._loading_origin = None
+
+
+@contextmanager
+def _user_interrupts() -> Iterator[list[bool]]:
+    """While a plugin is imported, note whether a real interrupt arrives (``SIGINT``; or
+    ``SIGTERM`` where a handler turns it into ``KeyboardInterrupt``, as the CLI's does), so that
+    a ``KeyboardInterrupt`` the plugin raises itself is told apart from the user's.  Off the
+    main thread (no signal handler can be set there) every interrupt counts as the user's."""
+    seen = [False]
+    if threading.current_thread() is not threading.main_thread():
+        seen[0] = True
+        yield seen
+        return
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def watch(signum: int, frame: FrameType | None) -> None:
+        seen[0] = True
+        handler = previous[signal.Signals(signum)]
+        if callable(handler):
+            handler(signum, frame)
+        elif handler != signal.SIG_IGN:  # SIG_DFL (or a handler set outside Python)
+            raise KeyboardInterrupt
+
+    for sig, handler in previous.items():
+        if sig == signal.SIGINT or callable(handler):
+            signal.signal(sig, watch)
+    try:
+        yield seen
+    finally:
+        for sig, handler in previous.items():
+            if handler is not None:
+                signal.signal(sig, handler)
 
 
 def _origin_of(obj: Any) -> str:

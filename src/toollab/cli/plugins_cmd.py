@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors
-from toollab.errors import UsageError, did_you_mean
+from toollab.errors import InputError, UsageError, did_you_mean
 from toollab.registry import (
     PLUGIN_GROUP,
     PluginWarning,
@@ -60,6 +60,13 @@ def listing(only: str | None = None) -> dict[str, Any]:
     return out
 
 
+def _fail_on_problems(problems: list[dict[str, str]]) -> None:
+    """After the listing: exit status 2 and one ``error:`` line when any plugin is unusable."""
+    if problems:
+        n = len(problems)
+        raise InputError(f"{n} plugin problem{'s' if n > 1 else ''} (listed above)")
+
+
 def register(app: typer.Typer) -> None:
     @app.command("plugins")
     @handle_errors
@@ -68,18 +75,15 @@ def register(app: typer.Typer) -> None:
             None, "--kind", help="List one kind only (model, agent, scorer, template, ...)."
         ),
         json_out: bool = JsonOpt,
-        check: bool = typer.Option(
-            False, "--check", help="Exit with status 1 when any plugin cannot be used."
-        ),
     ) -> None:
         """List the models, agents, scorers, templates, environments, dataset formats,
         retrievers and parsers toollab knows, built in or from installed plugins (entry points
-        of the toollab.plugins group), and any plugin that cannot be loaded."""
+        of the toollab.plugins group), and any plugin that cannot be loaded.  Exit status 2
+        when there is such a problem (the listing is printed first)."""
         data = listing(kind)
         if json_out:
             emit_json(data)
-            if check and data["problems"]:
-                raise typer.Exit(1)
+            _fail_on_problems(data["problems"])
             return
         table = Table(title="registered components", title_justify="left")
         for col in ("kind", "name", "from"):
@@ -90,5 +94,4 @@ def register(app: typer.Typer) -> None:
         console.print(table)
         for p in data["problems"]:
             console.print(f"[bold yellow]plugin problem:[/] {escape(p['problem'])}", soft_wrap=True)
-        if check and data["problems"]:
-            raise typer.Exit(1)
+        _fail_on_problems(data["problems"])

@@ -267,6 +267,7 @@ def seal_cmd(
         retriever=retriever,
         seed=seed,
     )
+    config.check()  # before the teacher starts
     check_output_folder(out, seal.output_files(split), force=force)  # before a teacher loads
     with open_teacher(
         teacher,

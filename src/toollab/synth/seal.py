@@ -50,10 +50,13 @@ from toollab.data.atomic import check_output_folder, mark_folder
 from toollab.data.jsonl import read_records, require_object
 from toollab.errors import InputError, UsageError
 from toollab.models.base import run_sync
+from toollab.retrieval import get_retriever
+from toollab.retrieval.base import RETRIEVERS
 from toollab.synth import seal_prompts as P
 from toollab.synth import seal_values as V
 from toollab.synth.io import write_json_atomic, write_jsonl_atomic
 from toollab.synth.teacher import Reject, Teacher
+from toollab.tools.formats import seal_to_tool
 
 _LIST = re.compile(r"\[.+\]")
 _OBJECT = re.compile(r"\{.+\}")
@@ -85,6 +88,7 @@ class SealConfig:
             raise UsageError("rounds, top-k and pool size must be positive")
         if not 0 < self.dedup_ratio <= 1:
             raise UsageError(f"the de-duplication ratio must be in (0, 1], got {self.dedup_ratio}")
+        RETRIEVERS.resolve(self.retriever)  # an unknown retriever fails before the teacher starts
 
 
 # -- answer checks -------------------------------------------------------------------------------
@@ -456,9 +460,6 @@ def finetune_records(
     """``dataset_for_finetune``: top-k retrieved tools (padded at random when the retriever
     finds fewer), gold injected over the lowest-ranked non-gold ones, retriever order kept; the
     target is the ``repr`` of the calling list."""
-    from toollab.retrieval import get_retriever
-    from toollab.tools.formats import seal_to_tool
-
     if not tools:
         return []
     retriever = get_retriever(config.retriever)
