@@ -273,8 +273,8 @@ def test_a_model_object_and_a_dataset_object_are_accepted(tmp_path: Path) -> Non
 
 # -- model strings: a provider that needs a model part gets one, before any work ----------------
 @pytest.mark.parametrize(
-    "spec", ["llamacpp:", "llamacpp:  ", "openai:", "openai:@http://127.0.0.1:1/v1", "replay:",
-             "llamacpp:?n_ctx=512", "openai:+lora=x"],
+    "spec", ["llamacpp:", "llamacpp:  ", "replay:", "llamacpp:?n_ctx=512", "llamacpp:+lora=a.gguf",
+             "replay:?max_concurrency=2"],
 )  # fmt: skip
 def test_an_empty_model_part_is_refused_up_front(spec: str) -> None:
     from toollab.models.registry import ModelSource, check_model_string
@@ -287,7 +287,9 @@ def test_an_empty_model_part_is_refused_up_front(spec: str) -> None:
 
 
 @pytest.mark.parametrize("spec", ["fake:", "oracle:", "oracle", "bundled:", "hf:", "llamacpp:m.gguf",
-                                  "openai:m@http://127.0.0.1:1/v1", "replay:r.jsonl"])  # fmt: skip
+                                  "openai:m@http://127.0.0.1:1/v1", "replay:r.jsonl",
+                                  # openai: without a name takes the first model the server lists
+                                  "openai:", "openai:@http://127.0.0.1:1/v1"])  # fmt: skip
 def test_model_strings_that_need_no_model_part_still_pass(spec: str) -> None:
     from toollab.models.registry import check_model_string
 
@@ -295,7 +297,7 @@ def test_model_strings_that_need_no_model_part_still_pass(spec: str) -> None:
 
 
 @pytest.mark.parametrize("flag", ["-m", "--judge"])
-@pytest.mark.parametrize("spec", ["llamacpp:", "openai:"])
+@pytest.mark.parametrize("spec", ["llamacpp:", "replay:"])
 def test_eval_refuses_an_empty_model_part_before_any_work(
     flag: str, spec: str, tmp_path: Path
 ) -> None:
@@ -373,7 +375,7 @@ def test_synth_configs_defaults_pass() -> None:
     TeacherConfig(model="fake:", concurrency=4, temperature=0.0, top_p=0.5).check()
 
 
-@pytest.mark.parametrize("spec", ["llamacpp:", "openai:", "nope:"])
+@pytest.mark.parametrize("spec", ["llamacpp:", "replay:", "nope:"])
 def test_a_teacher_config_checks_its_model_string_before_loading(spec: str) -> None:
     from toollab.synth.teacher import TeacherConfig
 

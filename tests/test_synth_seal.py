@@ -191,8 +191,13 @@ def test_whole_run_loads_through_the_adapter(tmp_path: Path) -> None:
     assert checks["seal.difficult"]["accepted"] == 3
     names = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
     assert names == [
-        "dataset_for_finetune/dev.json", "dev.jsonl", "field.jsonl", "report.json", "tool.jsonl"
-    ]  # fmt: skip
+        ".toollab-generated",
+        "dataset_for_finetune/dev.json",
+        "dev.jsonl",
+        "field.jsonl",
+        "report.json",
+        "tool.jsonl",
+    ]  # fmt: skip  (.toollab-generated: the folder's mark, so the next run replaces the files)
     data = load_dataset(out, "seal-tools")
     assert len(data.instances) == 7
     assert {i.id for i in data.instances} == {f"dev-easy-{i}" for i in range(4)} | {
@@ -240,7 +245,10 @@ def test_teacher_that_stops_mid_run_writes_no_data(tmp_path: Path) -> None:
         seal.run(tmp_path / "out", teacher, seal.SealConfig(max_fields=2, max_subfields=2))
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["complete"] is False
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["report.json"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        ".toollab-generated",  # the folder's mark
+        "report.json",
+    ]
     # resumed with a live teacher: the answers given before the failure come from the cache
     model = FakeModel(fn=Script())
     report = run_seal(tmp_path / "out", tmp_path / "cache.jsonl", model)

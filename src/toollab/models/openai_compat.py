@@ -567,7 +567,7 @@ def _short(exc: Exception) -> str:
     return str(getattr(exc, "message", None) or exc)[:500]
 
 
-@register_provider("openai", needs_model="a model name: openai:NAME@http://HOST:PORT/v1")
+@register_provider("openai")  # no model part: the first model the server lists
 def _openai_provider(spec: ModelSpec, **options: Any) -> Model:
     opts = merge_options(
         spec,
