@@ -761,16 +761,34 @@ def scan() -> list:
             found.append(data[i + len(needle) : i + len(needle) + 4].decode("latin-1"))
             i = data.find(needle, i + 1)
     return found
+
+
+def chain() -> list:
+    # this call, its module process, that one's parent and the parent's parent
+    import os
+    pids = [os.getpid()]
+    for _ in range(3):
+        with open(f"/proc/{pids[-1]}/stat", "rb") as fh:
+            stat = fh.read()
+        pids.append(int(stat[stat.rfind(b")") + 2 :].split()[1]))
+    return pids
 """
 
 
 def test_a_module_forked_after_other_calls_finds_none_of_their_arguments(
     small_box: Sandbox, tmp_path: Path
 ) -> None:
-    for pad in (0, 100, 5000, 200_000):  # small and large requests of another module
+    # requests of another module, small and large, then a module process made after them: it is
+    # forked by the template, which the confined process made before its first request
+    sizes = (0, 100, 700, 3000, 5000, 20_000, 60_000, 200_000)
+    for pad in sizes:
         out, _ = small_box.call(small_box.innocent, (), {"text": OTHER_SECRET + "x" * pad})  # type: ignore[attr-defined]
         assert out == len(OTHER_SECRET) + pad
-    found, _ = small_box.call(_file_tool(tmp_path, "raw", RAW_SCAN, "scan"), (), {})
+    confined = small_box.run_callable(os.getppid)  # forked by the confined process itself
+    scan = _file_tool(tmp_path, "raw", RAW_SCAN, "scan")
+    found, _ = small_box.call(scan, (), {})
+    module = small_box.call(_file_tool(tmp_path, "raw", RAW_SCAN, "chain"), (), {})[0]
+    assert module[2] != confined and module[3] == confined, (module, confined)
     assert OTHER_SECRET.rsplit("-", 1)[1] not in found, found
 
 

@@ -9,14 +9,17 @@ whatever the call left running (every other process of its PID namespace, or, wi
 orphan reparented to it as a subreaper).
 
 The zygote stays pristine: only the standard library is imported here, never a tool's module.  A
-call that needs modules imported goes to a *module process* (:class:`_Module`) forked for that set
-of modules: it sets a call's limits, the workspace, the environment and the audit hook on itself,
-imports the modules, and then forks the calls of those modules the way the zygote does.  It holds
-only its own two pipes and the zygote reads only bounded JSON frames from it, so what a module does
-at import (allocate, spin, patch the call loop, start threads) is bounded like a call and reaches
-no call of another module.  The zygote is not dumpable and installs the seccomp filter
-(:mod:`toollab.tools._seccomp`) on itself before the first call; it measures the workspace against
-its quota (:mod:`toollab.tools._usage`) while each call runs and after it.
+call that needs modules imported goes to a *module process* (:class:`_Module`) for that set of
+modules, forked by the *template* (:class:`_Template`): a child the zygote forks before it reads
+its first request, which only ever receives what to import and under which limits, so no module
+process holds memory that held another call's arguments or result.  The module process sets a
+call's limits, the workspace, the environment and the audit hook on itself, imports the modules,
+and then forks the calls of those modules the way the zygote does.  It holds only its own two pipes
+and the zygote reads only bounded JSON frames from it, so what a module does at import (allocate,
+spin, patch the call loop, start threads) is bounded like a call and reaches no call of another
+module.  The zygote is not dumpable and installs the seccomp filter (:mod:`toollab.tools._seccomp`)
+on itself before the first call; it measures the workspace against its quota
+(:mod:`toollab.tools._usage`) while each call runs and after it.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import pickle
 import resource
 import select
 import signal
+import socket
 import struct
 import sys
 import tempfile
@@ -445,6 +449,135 @@ class _Watch:
         return self.reason is not None
 
 
+# -- the template ---------------------------------------------------------------------------------
+_SPAWN_REPLY = struct.Struct("!qq")
+#: what of a request a module's process needs to start (never the call, its arguments or result)
+_SPAWN_KEYS = ("root", "env", "network", "allow_subprocess", "limits", "preload")
+
+
+def _template_main(sock_fd: int) -> None:  # pragma: no cover - the template's process
+    """Fork module processes on request.  This process was forked before the zygote read its
+    first request and receives only JSON: what to import and the limits to import it under (to
+    spawn), or a pid (to reap); so no module process inherits memory that held a call's
+    arguments or result."""
+    code = 0
+    try:
+        sock = socket.socket(fileno=sock_fd)
+        while True:
+            frame = read_frame(sock_fd)
+            if frame is None:
+                break
+            order = json.loads(frame)
+            if "reap" in order:
+                status = -1
+                with contextlib.suppress(ChildProcessError):
+                    _, status = os.waitpid(int(order["reap"]), 0)
+                _write_all(sock_fd, _SPAWN_REPLY.pack(status, 0))
+                continue
+            to_r, to_w = os.pipe()
+            from_r, from_w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the module's process
+                try:
+                    high_in = fcntl.fcntl(to_r, fcntl.F_DUPFD, 64)
+                    high_out = fcntl.fcntl(from_w, fcntl.F_DUPFD, 64)
+                    os.dup2(high_in, 0)  # the template's socket is closed here
+                    os.dup2(high_out, 3)
+                    os.closerange(4, 65536)
+                except BaseException:
+                    os._exit(71)
+                _module_main(order)
+            os.close(to_r)
+            os.close(from_w)
+            socket.send_fds(sock, [_SPAWN_REPLY.pack(pid, 0)], [to_w, from_r])
+            os.close(to_w)
+            os.close(from_r)
+    except BaseException:
+        code = 70
+    finally:
+        os._exit(code)  # its module processes end when the zygote closes their pipes
+
+
+class _TemplateGone(Exception):
+    """The template did not answer: the zygote cannot start module processes any more."""
+
+
+class _Template:
+    """The pristine process that forks the module processes (see :func:`_template_main`),
+    forked by the zygote before its first request."""
+
+    def __init__(self) -> None:
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the template's process
+            try:
+                fd = fcntl.fcntl(child.fileno(), fcntl.F_DUPFD, 64)
+                null = os.open(os.devnull, os.O_RDWR)
+                os.dup2(null, 0)  # the zygote's input and output are closed here
+                os.dup2(2, 1)
+                os.dup2(fd, 3)
+                os.closerange(4, 65536)
+            except BaseException:
+                os._exit(71)
+            _template_main(3)
+        child.close()
+        self.sock = parent
+        self.pid = pid
+
+    def spawn(self, request: dict[str, Any], deadline: float) -> _Module:
+        """A new module process for ``request``'s modules."""
+        order = {k: request.get(k) for k in _SPAWN_KEYS}
+        try:
+            write_frame(self.sock.fileno(), json.dumps(order).encode("utf-8"))
+            data, fds = self._reply(deadline, 2)
+        except OSError as exc:
+            raise _TemplateGone(str(exc)) from None
+        pid, _ = _SPAWN_REPLY.unpack(data)
+        return _Module(self, pid, fds[0], fds[1])
+
+    def reap(self, pid: int) -> int | None:
+        """Wait for a module process the caller has killed: its status."""
+        try:
+            write_frame(self.sock.fileno(), json.dumps({"reap": pid}).encode("utf-8"))
+            data, _ = self._reply(time.monotonic() + 10.0, 0)
+        except (OSError, _TemplateGone):
+            return None
+        status, _ = _SPAWN_REPLY.unpack(data)
+        return status if status >= 0 else None
+
+    def _reply(self, deadline: float, nfds: int) -> tuple[bytes, list[int]]:
+        data = b""
+        fds: list[int] = []
+        while len(data) < _SPAWN_REPLY.size:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self.sock], [], [], remaining)[0]:
+                raise _TemplateGone("the template did not answer")
+            chunk, got, _, _ = socket.recv_fds(self.sock, _SPAWN_REPLY.size - len(data), 2)
+            if not chunk:
+                raise _TemplateGone("the template ended")
+            data += chunk
+            fds += got
+        if len(fds) != nfds:
+            for fd in fds:
+                os.close(fd)
+            raise _TemplateGone("the template sent no pipes")
+        return data, fds
+
+    def alive(self) -> bool:
+        """Whether it still runs (a call may have killed it: the zygote then retires)."""
+        try:
+            return os.waitpid(self.pid, os.WNOHANG)[0] == 0
+        except ChildProcessError:  # reaped with a call's leftovers
+            return False
+
+    def close(self) -> None:
+        self.sock.close()
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+
+
 # -- module processes -------------------------------------------------------------------------------
 def _modules_key(request: dict[str, Any]) -> tuple[Any, ...]:
     """What a call needs imported beyond this pristine process has (empty: nothing)."""
@@ -491,25 +624,15 @@ def _module_main(request: dict[str, Any]) -> None:  # pragma: no cover - the mod
 
 
 class _Module:
-    """A module's process as the pristine zygote sees it: a pipe each way, never unpickled."""
+    """A module's process as the pristine zygote sees it: a pipe each way, never unpickled.  It is
+    a child of the template (:class:`_Template`), which made the pipes and handed the zygote its
+    ends."""
 
-    def __init__(self, request: dict[str, Any]) -> None:
-        to_r, self.to_w = os.pipe()
-        self.from_r, from_w = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the module's process
-            try:
-                high_in = fcntl.fcntl(to_r, fcntl.F_DUPFD, 64)
-                high_out = fcntl.fcntl(from_w, fcntl.F_DUPFD, 64)
-                os.dup2(high_in, 0)  # the zygote's own input and output are closed here
-                os.dup2(high_out, 3)
-                os.closerange(4, 65536)
-            except BaseException:
-                os._exit(71)
-            _module_main(request)
-        os.close(to_r)
-        os.close(from_w)
+    def __init__(self, template: _Template, pid: int, to_w: int, from_r: int) -> None:
+        self.template = template
         self.pid = pid
+        self.to_w = to_w
+        self.from_r = from_r
         self.status: int | None = None
         #: the CPU seconds its imports took
         self.imported = 0.0
@@ -560,9 +683,7 @@ class _Module:
         for fd in (self.to_w, self.from_r):
             with contextlib.suppress(OSError):
                 os.close(fd)
-        with contextlib.suppress(ChildProcessError):
-            _, status = os.waitpid(self.pid, 0)
-            self.status = status
+        self.status = self.template.reap(self.pid)
 
 
 class _ModuleFailed(Exception):
@@ -574,11 +695,13 @@ class _Modules:
 
     MAX = 8
 
-    def __init__(self) -> None:
+    def __init__(self, template: _Template) -> None:
+        self.template = template
         self.live: dict[tuple[Any, ...], _Module] = {}
 
     def pids(self) -> frozenset[int]:
-        return frozenset(m.pid for m in self.live.values())
+        """The template and the modules' processes (kept when a call's leftovers are killed)."""
+        return frozenset(m.pid for m in self.live.values()) | {self.template.pid}
 
     def call(self, key: tuple[Any, ...], request: dict[str, Any], stdin_fd: int) -> dict[str, Any]:
         wall = float(request["timeout"])
@@ -592,7 +715,10 @@ class _Modules:
             module = None
         try:
             if module is None:
-                module = _Module(request)
+                try:
+                    module = self.template.spawn(request, time.monotonic() + wall)
+                except _TemplateGone:
+                    os._exit(70)  # no module process can be made pristine: the sandbox restarts
                 hello = module.read(time.monotonic() + wall, 65536, stdin_fd)
                 if not json.loads(hello).get("ok"):
                     module.close()
@@ -620,6 +746,7 @@ class _Modules:
         for module in self.live.values():
             module.close()
         self.live.clear()
+        self.template.close()
 
 
 # -- the zygote ---------------------------------------------------------------------------------------
@@ -666,6 +793,8 @@ def main() -> None:  # pragma: no cover - runs in its own process
     if os.getuid() == 0:  # ... nor, staying root (no other user here), with a capability
         _landlock.drop_capabilities()
     seccomp = _seccomp.install()
+    # before the first request: the module processes are forked from this pristine copy
+    template = _Template()
     write_frame(
         stdout_fd,
         json.dumps(
@@ -680,7 +809,7 @@ def main() -> None:  # pragma: no cover - runs in its own process
             }
         ).encode(),
     )
-    modules = _Modules()
+    modules = _Modules(template)
     while True:
         frame = read_frame(stdin_fd)
         if frame is None:
@@ -691,9 +820,14 @@ def main() -> None:  # pragma: no cover - runs in its own process
         except BaseException as exc:
             reply = {"status": 0, "data": json.dumps(_failure(exc)).encode("utf-8")}
         data = reply.pop("data")
+        retire = not template.alive()
+        if retire:  # no module process can be made pristine any more: the parent starts anew
+            reply["retire"] = True
         # plain JSON and bytes towards the parent: it never unpickles what comes from in here
         write_frame(stdout_fd, json.dumps(reply).encode("utf-8"))
         write_frame(stdout_fd, data)
+        if retire:
+            break
     modules.close()
     _kill_leftovers(own_pid_namespace)
 

@@ -546,6 +546,8 @@ class Zygote:
         if not isinstance(meta, dict):
             self.kill()
             raise BoundaryError("the sandbox process broke the protocol")
+        if meta.get("retire") is True:  # it cannot serve another call (its template is gone)
+            self.kill()
         return meta, data
 
     def kill(self) -> None:
