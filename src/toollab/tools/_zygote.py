@@ -197,6 +197,18 @@ def _set_limits(limits: dict[str, Any]) -> None:
         _limit(resource.RLIMIT_NPROC, int(nproc), int(nproc))
 
 
+#: CPU seconds a modules' process may spend (importing, then forking calls) when a call's own
+#: limit is lower: importing a tool module (numpy, pandas, toollab itself) can take longer than
+#: a short call may, and one slow import must not fail every call of its tools
+IMPORT_CPU_SECONDS = 10.0
+
+
+def module_limits(limits: dict[str, Any]) -> dict[str, Any]:
+    """The limits of a modules' process: a call's, with at least :data:`IMPORT_CPU_SECONDS` of
+    CPU time (each call, forked from it, runs under the call's own limits again)."""
+    return {**limits, "cpu_seconds": max(float(limits["cpu_seconds"]), IMPORT_CPU_SECONDS)}
+
+
 def _enter(request: dict[str, Any]) -> None:
     """What a call (and a module's import) runs under: its own session, the workspace, a clean
     environment, the limits and the audit hook."""
@@ -599,7 +611,7 @@ def _module_main(request: dict[str, Any]) -> None:  # pragma: no cover - the mod
     try:
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-        _enter(request)
+        _enter({**request, "limits": module_limits(request["limits"])})
         try:
             _preload(request["preload"])
             hello: dict[str, Any] = {"ok": True}
@@ -709,7 +721,7 @@ class _Modules:
         module = self.live.pop(key, None)
         # a process that spent half of what its import left of its CPU limit (on forks) is
         # replaced before the limit ends it
-        limit = max(1, math.ceil(request["limits"]["cpu_seconds"]))
+        limit = max(1, math.ceil(module_limits(request["limits"])["cpu_seconds"]))
         if module is not None and module.cpu_seconds() > (module.imported + limit) / 2:
             module.close()
             module = None
