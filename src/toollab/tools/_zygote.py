@@ -71,15 +71,16 @@ def _sibling(name: str) -> types.ModuleType:
 
 
 if TYPE_CHECKING:
-    from toollab.tools import _audit, _landlock, _plain, _seccomp, _usage
+    from toollab.tools import _audit, _landlock, _leftovers, _plain, _seccomp, _usage
 else:
-    _audit, _landlock, _plain, _seccomp, _usage = (
-        _sibling(n) for n in ("_audit", "_landlock", "_plain", "_seccomp", "_usage")
+    _audit, _landlock, _leftovers, _plain, _seccomp, _usage = (
+        _sibling(n) for n in ("_audit", "_landlock", "_leftovers", "_plain", "_seccomp", "_usage")
     )
 SandboxViolation = _audit.SandboxViolation
 ResultTooLarge = _plain.ResultTooLarge
 plain = _plain.plain
 audit_hook = _audit.audit_hook
+_kill_leftovers = _leftovers.kill_leftovers
 
 
 # -- frames ------------------------------------------------------------------------------------------
@@ -284,77 +285,6 @@ def _failure(exc: BaseException) -> dict[str, Any]:
 
 async def _await(awaitable: Any) -> Any:
     return await awaitable
-
-
-# -- cleaning up after a call --------------------------------------------------------------------------
-def _orphans(keep: frozenset[int] = frozenset()) -> list[int]:
-    me = os.getpid()
-    found: list[int] = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) in keep:
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 1 and int(fields[1]) == me:
-            found.append(int(entry))
-    return found
-
-
-def _reap_all() -> None:
-    with contextlib.suppress(ChildProcessError):
-        while True:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-            if pid == 0:
-                break
-
-
-def _others(keep: frozenset[int]) -> list[int]:
-    """Every process of our PID namespace but init, us and ``keep``."""
-    skip = keep | {1, os.getpid()}
-    return [int(e) for e in os.listdir("/proc") if e.isdigit() and int(e) not in skip]
-
-
-def _kill_leftovers(own_pid_namespace: bool, keep: frozenset[int] = frozenset()) -> None:
-    """Kill every process the call left behind (never the modules' processes in ``keep``)."""
-    if own_pid_namespace and not keep:
-        # in our own PID namespace every process but init and us belongs to the call
-        for _ in range(50):
-            try:
-                os.kill(-1, signal.SIGKILL)
-            except ProcessLookupError:
-                break
-            _reap_all()
-        _reap_all()
-        return
-    if own_pid_namespace:
-        # stop everything first (no fork races), kill all but the modules' processes, go on
-        for _ in range(50):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(-1, signal.SIGSTOP)
-            pids = _others(keep)
-            for pid in pids:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-            _reap_all()
-            if not pids:
-                break
-        for pid in keep:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGCONT)
-        return
-    for _ in range(200):  # orphans are reparented to us (subreaper): kill until none is left
-        pids = _orphans(keep)
-        if not pids:
-            break
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        _reap_all()
-        time.sleep(0.001)
 
 
 def _quota_exceeded(request: dict[str, Any]) -> str | None:
