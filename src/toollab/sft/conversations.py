@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import statistics
-import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -31,7 +30,7 @@ from toollab.parsing import ParseStatus
 from toollab.sft.card import CardStats, check_export_paths, render_card, write_card
 from toollab.sft.chat import ChatFormat, load_chat_format
 from toollab.sft.episodes import CALL, FOLLOW_UP, Conversation, EpisodeConfig, build_conversations
-from toollab.sft.result import ExportResult, build_guard, template_for
+from toollab.sft.result import ExportResult, Laps, build_guard, template_for
 from toollab.sft.sources import ENV_KIND
 from toollab.sft.targets import Rejected, SchemaCache, same_calls, schema_error
 from toollab.templates.base import Template
@@ -138,14 +137,7 @@ def export_conversations(
     cfg: SFTConfig, progress: Progress, *, force: bool = False
 ) -> ExportResult:
     """The ``--conversations`` export: every ``env:NAME,n=N`` source gives N conversations."""
-    t0 = last = time.perf_counter()
-    timings: dict[str, float] = {}
-
-    def lap(stage: str) -> None:
-        nonlocal last
-        now = time.perf_counter()
-        timings[stage] = round(now - last, 3)
-        last = now
+    lap = Laps()
 
     bad = [s.label for s in cfg.sources if s.kind != ENV_KIND]
     if bad:
@@ -232,4 +224,4 @@ def export_conversations(
     summary["tokenizer"] = counter.name if counter is not None else "-"
     card = write_card(out, render_card(stats, summary, out.name), force=force)
     lap("card")
-    return ExportResult(out, card, stats, time.perf_counter() - t0, timings)
+    return lap.result(out, card, stats)

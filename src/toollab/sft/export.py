@@ -16,7 +16,6 @@ nothing half-written.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +37,7 @@ from toollab.sft.chat import ChatFormat, load_chat_format
 from toollab.sft.conversations import export_conversations
 from toollab.sft.guard import LeakageGuard
 from toollab.sft.pack import Pair, conversation, pack_pairs
-from toollab.sft.result import ExportResult, build_guard, template_for
+from toollab.sft.result import ExportResult, Laps, build_guard, template_for
 from toollab.sft.sources import (
     ENV_KIND,
     SourceSpec,
@@ -260,14 +259,7 @@ def record(
 def export_sft(cfg: SFTConfig, progress: Progress = _noop, *, force: bool = False) -> ExportResult:
     """Run an export; returns where the file and card went and every figure of the card.
     ``force`` replaces a ``README.md`` beside ``cfg.out`` that toollab did not write."""
-    t0 = last = time.perf_counter()
-    timings: dict[str, float] = {}
-
-    def lap(stage: str) -> None:
-        nonlocal last
-        now = time.perf_counter()
-        timings[stage] = round(now - last, 3)
-        last = now
+    lap = Laps()
 
     if cfg.conversations:
         return export_conversations(cfg, progress, force=force)
@@ -357,7 +349,7 @@ def export_sft(cfg: SFTConfig, progress: Progress = _noop, *, force: bool = Fals
     summary["tokenizer"] = counter.name if counter is not None else "-"
     card = write_card(out, escape_surrogates(render_card(stats, summary, out.name)), force=force)
     lap("card")
-    return ExportResult(out, card, stats, time.perf_counter() - t0, timings)
+    return lap.result(out, card, stats)
 
 
 def _encodable(inst: Instance) -> bool:

@@ -3,6 +3,7 @@ leakage guard and the prompt template."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,23 @@ class ExportResult:
     @property
     def figures(self) -> dict[str, Any]:
         return self.stats.figures()
+
+
+class Laps:
+    """Seconds per stage of an export (call it with a stage's name when the stage ends)."""
+
+    def __init__(self) -> None:
+        self.start = self.last = time.perf_counter()
+        self.timings: dict[str, float] = {}
+
+    def __call__(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.timings[stage] = round(now - self.last, 3)
+        self.last = now
+
+    def result(self, path: Path, card: Path, stats: CardStats) -> ExportResult:
+        """The export's result, with its stages' and its whole time."""
+        return ExportResult(path, card, stats, time.perf_counter() - self.start, self.timings)
 
 
 def build_guard(cfg: SFTConfig, stats: CardStats) -> LeakageGuard:
