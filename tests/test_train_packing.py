@@ -80,7 +80,7 @@ def test_packing_keeps_every_example_and_every_span(
 
 
 def test_the_loss_of_a_packed_batch_is_the_loss_of_its_examples_one_by_one(
-    examples: list[Any], tokenizer: Any, tmp_path: Path
+    examples: list[Any], tokenizer: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
@@ -119,6 +119,13 @@ def test_the_loss_of_a_packed_batch_is_the_loss_of_its_examples_one_by_one(
     with torch.no_grad():
         lean, _ = target_loss(model, dict(batch), None)
     assert float(lean) * n_packed == pytest.approx(packed, rel=1e-4)
+    # and the same through the form a transformers without the boolean mask takes
+    from toollab.train import sft
+
+    monkeypatch.setattr(sft, "_keeps_masks", lambda: False)
+    with torch.no_grad():
+        positions, _ = sft.target_loss(model, dict(batch), None)
+    assert float(positions) * n_packed == pytest.approx(packed, rel=1e-4)
 
 
 def test_sequences_are_cached_by_data_tokenizer_and_settings(

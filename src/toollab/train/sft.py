@@ -16,6 +16,7 @@ run resumes from its newest complete checkpoint (optimizer, scheduler, RNG and d
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import random
 import resource
@@ -336,20 +337,38 @@ def target_loss(model: Any, inputs: dict[str, Any], num_items: Any) -> tuple[Any
     """Cross-entropy summed over the target tokens and divided by ``num_items`` (the target
     tokens of the whole optimizer step; those of this batch when None).  Only the positions
     that predict a target go through the output layer and the softmax
-    (transformers' ``logits_to_keep`` mask), not all the positions of the batch."""
+    (transformers' ``logits_to_keep``), not all the positions of the batch."""
     import torch
 
     labels = inputs.pop("labels")
     shifted = labels[:, 1:]
     keep = torch.zeros_like(labels, dtype=torch.bool)
     keep[:, :-1] = shifted != IGNORE_INDEX
-    outputs = model(**inputs, use_cache=False, logits_to_keep=keep)
-    logits = outputs.logits.reshape(-1, outputs.logits.shape[-1]).float()
+    if _keeps_masks():
+        # a boolean (batch, length) mask: exactly the target positions, flattened
+        outputs = model(**inputs, use_cache=False, logits_to_keep=keep)
+        logits = outputs.logits
+    else:
+        # transformers before the mask form takes one list of positions for every row: the
+        # positions some row needs, then each row's own
+        cols = keep.any(dim=0).nonzero().squeeze(-1)
+        outputs = model(**inputs, use_cache=False, logits_to_keep=cols)
+        logits = outputs.logits[keep[:, cols]]
+    logits = logits.reshape(-1, logits.shape[-1]).float()
     total = torch.nn.functional.cross_entropy(
         logits, shifted[shifted != IGNORE_INDEX], reduction="sum"
     )
     n = num_items if num_items is not None else keep.sum()
     return total / torch.as_tensor(n, device=total.device).clamp(min=1), outputs
+
+
+@functools.cache
+def _keeps_masks() -> bool:
+    """Whether this transformers takes a boolean (batch, length) ``logits_to_keep`` mask (it
+    has ``slice_logits_to_keep``; 5.17, for one, indexes the sequence axis with it and fails)."""
+    from transformers import modeling_utils
+
+    return hasattr(modeling_utils, "slice_logits_to_keep")
 
 
 def _trainer_class() -> Any:
