@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# Training recipes on a GPU machine that has torch, transformers, peft and accelerate but no
+# network, and that takes at most about 50 MB along with this checkout per call. The bundled
+# GGUF (97 MB) travels in two halves, in two calls made back to back: the machine keeps what the
+# first call left outside the checkout while it stays warm.
+#
+# Here, once (writes the git-ignored build/gpu-a/ and build/gpu-b/):
+#   scripts/recipe-gpu.sh prepare RECIPE.yaml...   # their data, the wheels the machine lacks, the halves
+# On the GPU machine, two calls, the second as soon as the first returns:
+#   carry ["build/gpu-a"]   command: bash scripts/recipe-gpu.sh stage
+#       installs the wheels, keeps the first half, and trains a random-weight model of the base's
+#       shape for 20 steps on the first recipe's data (a smoke run: tokens/s, peak memory)
+#   carry ["build/gpu-b"]   command: bash scripts/recipe-gpu.sh train
+#       joins the GGUF and checks its SHA-256, converts it once, runs every recipe side by side
+#       (each its own process), and writes $OUT/<recipe>.tgz: the final adapter in float16, the
+#       run's run.json and its log (runs/<recipe>.log); a run still going after TOOLLAB_GPU_SECONDS (default 420)
+#       is stopped and its newest checkpoint's adapter is packed instead (the log says so)
+# Here again:
+#   scripts/recipe-gpu.sh fetch DIR                # DIR/<recipe>.tgz -> runs/<recipe>/
+set -euo pipefail
+A=build/gpu-a
+B=build/gpu-b
+KEEP=${TOOLLAB_GPU_KEEP:-/root/toollab-gpu}
+PY=${PYTHON:-python3}
+SECONDS_BUDGET=${TOOLLAB_GPU_SECONDS:-420}
+WHEELS="trl==1.16.0 datasets==5.2.0 dill==0.4.1 multiprocess==0.70.19 pydantic==2.14.4
+  pydantic-core==2.50.5 annotated-types typing-inspection typing-extensions jsonschema
+  jsonschema-specifications referencing rpds-py jsonpointer gguf==0.19.0"
+
+prepare() {
+  (($#)) || { echo "usage: $0 prepare RECIPE.yaml..." >&2; exit 2; }
+  rm -rf "$A" "$B"
+  mkdir -p "$A/wheels" "$A/recipes" "$B"
+  cp "$@" "$A/recipes/"
+  PYTHONPATH=src "$PY" - "$A" "$@" <<'EOF'
+import sys
+import tarfile
+from pathlib import Path
+
+import yaml
+from transformers import AutoConfig, AutoTokenizer
+
+from toollab.train.base import resolve_base
+
+kit = Path(sys.argv[1])
+files: set[Path] = set()
+for recipe in sys.argv[2:]:
+    for source in yaml.safe_load(Path(recipe).read_text(encoding="utf-8"))["data"]:
+        path = Path(source["path"])
+        files.add(path)
+        if (path.parent / "README.md").is_file():
+            files.add(path.parent / "README.md")
+with tarfile.open(kit / "sft-data.txz", "w:xz") as tar:
+    for path in sorted(files):
+        tar.add(path)
+base = resolve_base("bundled")
+AutoConfig.from_pretrained(str(base.folder)).save_pretrained(str(kit / "cfg"))
+AutoTokenizer.from_pretrained(str(base.folder)).save_pretrained(str(kit / "tok"))
+(kit / "gguf-name").write_text(base.gguf.name if base.gguf else "", encoding="utf-8")
+print(base.gguf, file=open(kit / "gguf-path.local", "w"))
+EOF
+  # shellcheck disable=SC2086
+  "$PY" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+    --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+    --platform manylinux2014_x86_64 -d "$A/wheels" $WHEELS
+  local gguf size extra first
+  gguf=$(cat "$A/gguf-path.local")
+  rm "$A/gguf-path.local"
+  sha256sum "$gguf" | cut -d' ' -f1 >"$A/base.sha256"
+  size=$(stat -c %s "$gguf")
+  extra=$(du -sb "$A" | cut -f1)
+  first=$(((size + extra) / 2 - extra))  # both calls carry about the same
+  head -c "$first" "$gguf" >"$A/base.part1"
+  tail -c +"$((first + 1))" "$gguf" >"$B/base.part2"
+  du -sh "$A" "$B"
+}
+
+_env() {
+  export PYTHONPATH="$KEEP/site:$PWD/src" TOOLLAB_CACHE="$KEEP/cache" HF_HUB_OFFLINE=1
+  export TOKENIZERS_PARALLELISM=false PYTHONUNBUFFERED=1
+}
+
+_untar() { "$PY" -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(filter="data")' "$1"; }
+
+_toollab() { exec "$PY" -c 'import sys; sys.argv[0] = "toollab"; from toollab.cli.main import main; main()' "$@"; }
+
+stage() {
+  test -f "$A/base.part1" || { echo "carry $A (made by '$0 prepare')" >&2; exit 2; }
+  mkdir -p "$KEEP"
+  cp -r "$A/." "$KEEP/"
+  "$PY" -m pip install -q --no-index --no-deps --no-compile --target "$KEEP/site" "$KEEP"/wheels/*.whl
+  _env
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+  "$PY" -c 'import torch, transformers, peft, trl, accelerate, datasets
+for m in (torch, transformers, peft, trl, accelerate, datasets): print(m.__name__, m.__version__)'
+  test -d sft-data || _untar "$KEEP/sft-data.txz"
+  # a random-weight model of the base's shape (throughput does not depend on the weights)
+  "$PY" - "$KEEP" <<'EOF'
+import sys
+from pathlib import Path
+
+import torch
+from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+keep = Path(sys.argv[1])
+torch.manual_seed(0)
+model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(str(keep / "cfg")))
+model.save_pretrained(str(keep / "random"))
+AutoTokenizer.from_pretrained(str(keep / "tok")).save_pretrained(str(keep / "random"))
+EOF
+  local first out=${OUT:-/tmp}
+  first=$(ls "$KEEP"/recipes/*.yaml | head -n1)
+  sed -e "s#^base: .*#base: $KEEP/random#" -e "s#^output_dir: .*#output_dir: $KEEP/smoke#" \
+    -e "s#^max_steps: .*#max_steps: 20#" -e "s#^epochs: .*#epochs: 1#" \
+    -e "s#^eval_steps: .*#eval_steps: 0#" -e "s#^save_steps: .*#save_steps: 1000#" \
+    "$first" >"$KEEP/smoke.yaml"
+  (_toollab train recipe "$KEEP/smoke.yaml" --quiet --json) >"$out/smoke.json"
+  cat "$out/smoke.json"
+}
+
+_pack() {  # _pack NAME RUN_DIR STATUS: the adapter (float16), run.json and the log into $OUT/NAME.tgz
+  local name=$1 run=$2 status=$3 out=${OUT:-/tmp}
+  "$PY" - "$run" "$status" <<'EOF'
+import json
+import sys
+from pathlib import Path
+
+from safetensors.torch import load_file, save_file
+
+run, status = Path(sys.argv[1]), sys.argv[2]
+src = run / "adapter"
+if not (src / "adapter_model.safetensors").is_file():
+    steps = sorted(run.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+    steps = [p for p in steps if (p / "adapter_model.safetensors").is_file()]
+    if not steps:
+        sys.exit(f"{run}: no adapter and no checkpoint")
+    src = steps[-1]
+    status += f"; packed {src.name}"
+dest = run / "packed"
+dest.mkdir(exist_ok=True)
+tensors = load_file(str(src / "adapter_model.safetensors"))
+save_file({k: v.half().contiguous() for k, v in tensors.items()}, str(dest / "adapter_model.safetensors"))
+(dest / "adapter_config.json").write_text((src / "adapter_config.json").read_text())
+(dest / "status.json").write_text(json.dumps({"status": status, "source": src.name}))
+print(run.name, status, src.name)
+EOF
+  local keep=("$name/packed") f
+  for f in "$name/run.json" "$name.log"; do [[ -e "$(dirname "$run")/$f" ]] && keep+=("$f"); done
+  tar -czf "$out/$name.tgz" -C "$(dirname "$run")" "${keep[@]}"
+}
+
+train() {
+  test -f "$KEEP/base.part1" || { echo "run '$0 stage' first, on this machine" >&2; exit 2; }
+  test -f "$B/base.part2" || { echo "carry $B" >&2; exit 2; }
+  local gguf
+  gguf="$KEEP/$(cat "$KEEP/gguf-name")"
+  cat "$KEEP/base.part1" "$B/base.part2" >"$gguf"
+  echo "$(cat "$KEEP/base.sha256")  $gguf" | sha256sum -c -
+  _env
+  test -d sft-data || _untar "$KEEP/sft-data.txz"
+  "$PY" -c "import sys; from toollab.train.base import resolve_base; print(resolve_base(sys.argv[1]))" "$gguf"
+  local r name pids=() names=()
+  for r in "$KEEP"/recipes/*.yaml; do
+    name=$(basename "$r" .yaml)
+    mkdir -p runs
+    sed -e "s#^base: .*#base: $gguf#" -e "s#^output_dir: .*#output_dir: runs/$name#" "$r" >"runs/$name.yaml"
+    _toollab train recipe "runs/$name.yaml" --quiet >"runs/$name.log" 2>&1 &  # $! is the run itself
+    pids+=($!)
+    names+=("$name")
+  done
+  local start=$SECONDS i status
+  for i in "${!pids[@]}"; do
+    while kill -0 "${pids[$i]}" 2>/dev/null && ((SECONDS - start < SECONDS_BUDGET)); do sleep 2; done
+    if kill -0 "${pids[$i]}" 2>/dev/null; then
+      kill -TERM "${pids[$i]}"; wait "${pids[$i]}" || true
+      status="stopped after ${SECONDS_BUDGET} s"
+    elif wait "${pids[$i]}"; then
+      status="finished in $((SECONDS - start)) s or less"
+    else
+      status="failed (exit $?)"
+    fi
+    tail -n 5 "runs/${names[$i]}.log"
+    _pack "${names[$i]}" "runs/${names[$i]}" "$status" || echo "${names[$i]}: nothing to pack"
+  done
+}
+
+fetch() {
+  local dir=${1:?usage: $0 fetch DIR} f
+  mkdir -p runs
+  for f in "$dir"/*.tgz; do tar -xzf "$f" -C runs; echo "runs/$(basename "$f" .tgz)"; done
+}
+
+"${1:-train}" "${@:2}"
