@@ -91,7 +91,7 @@ class ConversationAgent:
             execute,
             options.generate,
             max_steps=max(1, options.max_turns),
-            constrained=options.constrained,
+            constrained=options.constrained and bool(tools),  # no tools: nothing to constrain
             require_call=False,
             tag=instance.id,
         )
