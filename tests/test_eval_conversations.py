@@ -19,7 +19,7 @@ from toollab.cli.main import app
 from toollab.envs.splits import api_combo, is_eval_query, is_test_combo
 from toollab.errors import UsageError
 from toollab.eval.conversations import episodes
-from toollab.eval.log import read_task_log
+from toollab.eval.log import TaskLog, read_task_log
 from toollab.eval.metrics.conversation import carries, reference_turns
 from toollab.models.base import Message
 from toollab.models.fake import FakeModel
@@ -68,7 +68,7 @@ def follower(instances: list[Instance], *, answer: bool = True) -> Callable[...,
     return fn
 
 
-def run(model: FakeModel, instances: list[Instance], tmp_path: Path, steps: int = 4):  # noqa: ANN201
+def run(model: FakeModel, instances: list[Instance], tmp_path: Path, steps: int = 4) -> TaskLog:
     task = Task(dataset=instances, agent="conversation", name="conv", max_turns=steps)
     return evaluate(task, model, log_dir=tmp_path, concurrency=1).tasks[0]
 
