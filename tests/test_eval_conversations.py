@@ -199,6 +199,8 @@ def test_cli_runs_scores_and_refuses_bad_input(tmp_path: Path) -> None:
         (["--data", str(tmp_path)], "--data"),
         (["-e", "atlantis"], "atlantis"),
         (["--agent", "react"], "conversation agent"),
+        (["--episodes", "5000"], "1000 per environment"),
+        (["--followups", "9"], "follow-up turns"),
     ):
         res = CliRunner().invoke(app, [*args, *bad, "--out", str(tmp_path / "x")])
         assert res.exit_code == 2 and says in res.output, res.output

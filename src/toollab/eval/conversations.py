@@ -44,6 +44,9 @@ DEFAULT_SPLIT = "test"
 DEFAULT_EPISODES = 3
 #: user turns after the first, at most
 DEFAULT_FOLLOWUPS = 2
+#: the most episodes per environment, and the most follow-up turns (docs/input-limits.md): each
+#: episode is built from about three instances of the split, all held in memory
+MAX_EPISODES, MAX_FOLLOWUPS = 1000, 8
 #: model steps per user turn (``toollab chat``'s default)
 DEFAULT_STEPS = 4
 #: the agent that plays them
@@ -100,6 +103,11 @@ def episodes(
             f"not {split!r}"
         )
     env_class(env)  # an unknown name: a did-you-mean
+    if not 0 <= n <= MAX_EPISODES or not 0 <= followups <= MAX_FOLLOWUPS:
+        raise UsageError(
+            f"conversation episodes: 0 to {MAX_EPISODES} per environment with 0 to "
+            f"{MAX_FOLLOWUPS} follow-up turns, not {n} with {followups}"
+        )
     cfg = EpisodeConfig(env, n, seed=seed, split=split, followups=followups)
     return [episode_instance(c, split) for c in build_conversations(cfg)]
 
