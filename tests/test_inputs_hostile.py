@@ -379,6 +379,26 @@ def build_corpus(root: Path) -> list[Case]:
         )
     )
 
+    # eval --conversations: held-out episodes only, bounded, never beside --data
+    conv = root / "conv"
+    conv_base = ["eval", "--conversations", "-m", "fake:", "-e", "finance"]
+    for name, extra in {
+        "split train": ["--split", "train"],
+        "split ../x": ["--split", "../x"],
+        "episodes 0": ["--episodes", "0"],
+        "episodes huge": ["--episodes", "100000000"],
+        "followups -1": ["--followups", "-1"],
+        "followups huge": ["--followups", "1000"],
+        "env ../x": ["-e", "../x"],
+        "with --data": ["--data", str(bfcl)],
+        "agent single": ["--agent", "single"],
+    }.items():
+        out = conv / name.replace(" ", "_").replace("/", "_")
+        add(Case(f"eval --conversations {name}", [*conv_base, *extra, "--out", str(out)],
+                 absent=[out]))  # fmt: skip
+    add(Case("eval without --data or --conversations", ["eval", "-m", "fake:", "--out",
+             str(conv / "none")], absent=[conv / "none"]))  # fmt: skip
+
     # data generate: options and outputs
     gen = root / "gen"
     gen.mkdir()

@@ -2,8 +2,9 @@
 
 Built-in: ``single`` (prompt → model → parse, the default), ``action`` (SambaNova ToolBench's
 action generator: retrieved API documents and train-split demonstrations), ``react`` (ToolEyes-style
-Thought / Action / Observation loop with tool execution) and ``deer`` (DEER's two-round,
-teacher-forced inference).
+Thought / Action / Observation loop with tool execution), ``deer`` (DEER's two-round,
+teacher-forced inference) and ``conversation`` (whole conversations under the conversation
+protocol ``toollab chat`` speaks, one user turn after another).
 """
 
 from toollab.agents.action import ActionAgent
@@ -14,6 +15,7 @@ from toollab.agents.base import (
     get_agent,
     register_agent,
 )
+from toollab.agents.converse import ConversationAgent
 from toollab.agents.deer import DeerAgent
 from toollab.agents.react import ReactAgent
 from toollab.agents.single import SingleTurnAgent
@@ -22,6 +24,7 @@ __all__ = [
     "ActionAgent",
     "Agent",
     "AgentOptions",
+    "ConversationAgent",
     "DeerAgent",
     "ReactAgent",
     "SingleTurnAgent",

@@ -28,19 +28,21 @@ from rich.panel import Panel
 from rich.text import Text
 
 from toollab.agents.conversation import (
+    MODEL_ERROR,
+    REPEATED,
+    STEP_LIMIT,
+    UNPARSED,
     RepeatGuard,
-    answer_turn,
-    observation_text,
+    TurnOutcome,
+    TurnRunner,
+    TurnStep,
     plain,
-    tool_message,
     turn_policy,
-    turn_text,
 )
 from toollab.cli.common import console, handle_errors
 from toollab.errors import UsageError
-from toollab.models.base import ChatRequest, GenerateOptions, Message, Model, ModelOutput, run_sync
-from toollab.models.policy import CallPolicy, PolicyOutcome, run_policy
-from toollab.parsing import ParseResult
+from toollab.models.base import GenerateOptions, Message, Model, run_sync
+from toollab.models.policy import CallPolicy
 from toollab.schema import Tool, ToolCall
 from toollab.templates import Template
 from toollab.tools import Executor, Sandbox, ToolPool
@@ -66,7 +68,9 @@ class ChatSession:
     each step as the conversation protocol writes it (:mod:`toollab.agents.conversation`:
     ``{"decision": "call", "call": ...}`` / ``{"decision": "no_call", "answer": ...}``), exactly
     what the training conversations of ``toollab data sft --conversations`` hold; unconstrained,
-    it holds the model's own text.
+    it holds the model's own text.  Each message runs the protocol's turn loop
+    (:class:`~toollab.agents.conversation.TurnRunner`), the one ``toollab eval
+    --conversations`` measures.
     """
 
     def __init__(
@@ -91,8 +95,21 @@ class ChatSession:
         self.constrained = bool(constrained and tools and model.supports_constraints)
         self.require_call = require_call
         self.messages: list[Message] = []
-        self.guard = RepeatGuard()
+        self.runner = TurnRunner(
+            model,
+            template,
+            tools,
+            self._execute,
+            options,
+            max_steps=max_steps,
+            constrained=self.constrained,
+            require_call=require_call,
+        )
         self.reset()
+
+    @property
+    def guard(self) -> RepeatGuard:
+        return self.runner.guard
 
     def reset(self) -> None:
         system = self.template.system_prompt(self.tools)
@@ -103,26 +120,7 @@ class ChatSession:
         """The constraint of one answer (only used when :attr:`constrained`)."""
         return turn_policy(first_step, self.require_call)
 
-    def _answer(self, first_step: bool) -> tuple[ModelOutput, ParseResult, str]:
-        """One model answer: (the model output, what it says, the assistant text to keep)."""
-        if self.constrained:
-            policy = self.policy(first_step)
-            outcome: PolicyOutcome = run_sync(
-                run_policy(self.model, list(self.messages), self.tools, policy, self.options)
-            )
-            out = outcome.outputs[-1]
-            result = outcome.result
-            # the history holds the protocol's own rendering of what was read (see
-            # toollab.agents.conversation): the prompts the training conversations were made of
-            content = turn_text(result, self.tools)
-            return out, result, outcome.raw if content is None else content
-        req = ChatRequest(messages=list(self.messages), tools=self.tools, options=self.options)
-        out = run_sync(self.model.safe_request(req))
-        if out.tool_calls:
-            return out, ParseResult.ok(list(out.tool_calls)), out.text
-        return out, self.template.parse(out.text), out.text
-
-    def _execute(self, calls: list[ToolCall]) -> list[Any]:
+    async def _execute(self, calls: list[ToolCall]) -> list[Any]:
         """One observation per call: the tool's output, or ``{"error": ...}``."""
         if self.executor is None:
             return [{"error": "no tools loaded (start with --tools FILE)"} for _ in calls]
@@ -138,72 +136,45 @@ class ChatSession:
         is known, the second ends the turn with that result as the answer.
         """
         start = len(self.messages)
-        self.messages.append({"role": "user", "content": text})
-        self.guard.new_turn()
-        for step in range(self.max_steps):
-            out, parsed, content = self._answer(first_step=step == 0)
-            if out.error:
-                console.print(f"[bold red]model error:[/] {out.error}", highlight=False)
-                rounds = sum(1 for m in self.messages[start:] if m.get("role") == "assistant")
-                del self.messages[start:]
-                dropped = (
-                    f" and its {rounds} tool round{'s' if rounds != 1 else ''}" if rounds else ""
-                )
-                console.print(f"[dim]the message{dropped} left the history; send it again[/]")
-                return None
-            if parsed.is_error:
-                console.print(Panel(Text(out.text), title="model output", border_style="dim"))
-                console.print(
-                    f"[yellow]could not read the output:[/] {parsed.error}", highlight=False
-                )
-                self.messages.append({"role": "assistant", "content": content})
-                return None
-            calls = list(parsed.calls)
-            if not calls:
-                reply = parsed.text if parsed.text is not None else out.text
-                self._show_answer(reply)
-                self.messages.append({"role": "assistant", "content": content})
-                return reply
-            assistant: Message = {"role": "assistant", "content": content}
-            if out.tool_calls and not self.constrained:
-                assistant["tool_calls"] = [c.to_openai() for c in out.tool_calls]
-            self.messages.append(assistant)
-            known = [self.guard.known(c) for c in calls]
-            fresh = [c for c, k in zip(calls, known, strict=True) if k is None]
-            results = iter(self._execute(fresh) if fresh else [])
-            last, repeated = "", False
-            for call, earlier in zip(calls, known, strict=True):
-                console.print(f"[bold magenta]call[/] {_show_call(call)}", highlight=False)
-                if earlier is None:
-                    last = observation_text(next(results, {"error": "no result"}))
-                    again = self.guard.record(call, last)
-                    same = " [yellow](the same result as before)[/]" if again else ""
-                    console.print(f"  [cyan]→[/] {escape(last)}{same}", highlight=False)
-                else:
-                    last, again = earlier, True
-                    console.print(
-                        f"  [cyan]→[/] {escape(last)} [yellow](known: not run again)[/]",
-                        highlight=False,
-                    )
-                repeated = repeated or again
-                body = self.guard.note(last) if again else last
-                self.messages.append(tool_message(call, body))
-            if repeated and not self.guard.repeat():
-                console.print("[yellow]the model repeated a call already answered; its result:[/]")
-                self._show_answer(last)
-                self.messages.append({"role": "assistant", "content": self._answer_text(last)})
-                return last
-        console.print(f"[yellow]stopped after {self.max_steps} rounds of calls[/]")
-        return None
+        outcome: TurnOutcome = run_sync(self.runner.run_turn(self.messages, text, self._show_step))
+        if outcome.ended_by == MODEL_ERROR:
+            console.print(f"[bold red]model error:[/] {outcome.error}", highlight=False)
+            rounds = sum(1 for m in self.messages[start:] if m.get("role") == "assistant")
+            del self.messages[start:]
+            dropped = f" and its {rounds} tool round{'s' if rounds != 1 else ''}" if rounds else ""
+            console.print(f"[dim]the message{dropped} left the history; send it again[/]")
+            return None
+        if outcome.ended_by == UNPARSED:
+            last = outcome.steps[-1]
+            console.print(Panel(Text(last.output.text), title="model output", border_style="dim"))
+            console.print(
+                f"[yellow]could not read the output:[/] {last.parsed.error}", highlight=False
+            )
+            return None
+        if outcome.ended_by == REPEATED:
+            console.print("[yellow]the model repeated a call already answered; its result:[/]")
+        if outcome.ended_by == STEP_LIMIT:
+            console.print(f"[yellow]stopped after {self.max_steps} rounds of calls[/]")
+            return None
+        reply = outcome.answer or ""
+        self._show_answer(reply)
+        return reply
+
+    def _show_step(self, step: TurnStep) -> None:
+        for call, result, known, again in zip(
+            step.calls, step.results, step.known, step.repeats, strict=True
+        ):
+            console.print(f"[bold magenta]call[/] {_show_call(call)}", highlight=False)
+            if known:
+                note = " [yellow](known: not run again)[/]"
+            else:
+                note = " [yellow](the same result as before)[/]" if again else ""
+            console.print(f"  [cyan]→[/] {escape(result)}{note}", highlight=False)
 
     def _show_answer(self, reply: str) -> None:
         console.print(
             Panel(Text(reply.strip() or "(empty answer)"), title="answer", border_style="green")
         )
-
-    def _answer_text(self, text: str) -> str:
-        """The history text of an answer given for the model (the repeat guard's)."""
-        return answer_turn(text) if self.constrained else self.template.render_answer(text)
 
 
 def _load_tools(

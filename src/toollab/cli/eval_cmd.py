@@ -11,8 +11,17 @@ from rich.table import Table
 
 from toollab.cli.common import STDOUT, JsonOpt, console, emit_json, handle_errors, progress
 from toollab.cli.data_cmd import parse_options
+from toollab.cli.generate_cmd import resolve_envs
 from toollab.data.atomic import check_target
 from toollab.errors import UsageError
+from toollab.eval.conversations import (
+    AGENT,
+    DEFAULT_EPISODES,
+    DEFAULT_FOLLOWUPS,
+    DEFAULT_SPLIT,
+    DEFAULT_STEPS,
+    conversation_task,
+)
 from toollab.eval.log import Results, Scores
 from toollab.eval.progress import NoProgress
 from toollab.eval.rescore import Coverage, rescore
@@ -147,13 +156,45 @@ def eval_cmd(
         "openai:NAME@URL, oracle (gold answers), fake:/script.json, "
         "replay:/outputs.jsonl (outputs recorded elsewhere, by instance id).",
     ),
-    data: Path = typer.Option(
-        ..., "--data", "-d", help="Dataset folder or file (upstream layout)."
+    data: Path | None = typer.Option(
+        None, "--data", "-d", help="Dataset folder or file (upstream layout)."
     ),
-    fmt: str = typer.Option(
-        ..., "--format", "-f", help="Dataset format: seal-tools, bfcl, deer, tooleyes, toollab."
+    fmt: str | None = typer.Option(
+        None, "--format", "-f", help="Dataset format: seal-tools, bfcl, deer, tooleyes, toollab."
     ),
     option: list[str] = OptionOpt,
+    conversations: bool = typer.Option(
+        False,
+        "--conversations",
+        help="Instead of --data: whole conversations over held-out environment episodes "
+        "(--split, --envs, --episodes), played turn by turn by the conversation agent and "
+        "scored by the conversation scorer (answered after the results, answers carrying the "
+        "observed values, no-tool turns, repeated calls, turns).",
+    ),
+    envs: list[str] = typer.Option(
+        [],
+        "--envs",
+        "-e",
+        help="--conversations: environments (repeatable or comma-separated; default: all).",
+    ),
+    split: str = typer.Option(
+        DEFAULT_SPLIT,
+        "--split",
+        help="--conversations: the held-out split the episodes come from: validation (to choose "
+        "between recipes) or test (to measure).",
+    ),
+    episodes: int = typer.Option(
+        DEFAULT_EPISODES,
+        "--episodes",
+        min=1,
+        help="--conversations: episodes per environment.",
+    ),
+    followups: int = typer.Option(
+        DEFAULT_FOLLOWUPS,
+        "--followups",
+        min=0,
+        help="--conversations: user turns after the first, at most.",
+    ),
     agent: str | None = typer.Option(
         None,
         "--agent",
@@ -189,7 +230,13 @@ def eval_cmd(
     ),
     temperature: float = typer.Option(0.0, "--temperature", min=0.0, help="0 = greedy."),
     top_p: float = typer.Option(1.0, "--top-p", min=0.0, max=1.0),
-    max_turns: int = typer.Option(9, "--max-turns", min=1, help="Turns of multi-step agents."),
+    max_turns: int | None = typer.Option(
+        None,
+        "--max-turns",
+        min=1,
+        help="Turns of multi-step agents (default 9); with --conversations, model steps per "
+        f"user turn (default {DEFAULT_STEPS}).",
+    ),
     timeout: float | None = typer.Option(
         None,
         "--timeout",
@@ -208,30 +255,56 @@ def eval_cmd(
     judge_cache: Path | None = JudgeCacheOpt,
     json_out: bool = JsonOpt,
 ) -> None:
-    """Run a model over a dataset and score it.
+    """Run a model over a dataset and score it; with --conversations, over whole conversations of held-out environment episodes.
 
     Writes OUT/run.json (configuration), OUT/predictions.jsonl (one prediction per line, made durable as it completes) and OUT/results.json (every applicable metric).
 
     An interrupted run continues where it stopped when the same command is run again.
     """
 
-    task = Task(
-        dataset=data,
-        format=fmt,
-        data_options=parse_options(option),
-        agent=agent,
-        template=template,
-        scorers=list(metrics),
-        limit=limit,
-        max_tokens=max_tokens,
-        max_turns=max_turns,
-        run_dir=out,
-    )
+    log_dir: Path | None = None
+    if conversations:
+        if data is not None or fmt is not None or option:
+            raise UsageError("--conversations plays generated episodes: give no --data/--format/-o")
+        if agent not in (None, AGENT):
+            raise UsageError(f"--conversations is played by the {AGENT} agent, not {agent!r}")
+        task = conversation_task(
+            resolve_envs(envs),
+            split=split,
+            n=episodes,
+            seed=seed,
+            followups=followups,
+            max_steps=max_turns or DEFAULT_STEPS,
+            max_tokens=max_tokens,
+            template=template,
+            run_dir=str(out),
+        )
+        task.scorers = list(metrics)
+        task.limit = limit
+        log_dir = out  # the episodes are kept in OUT/data/conversations.jsonl
+    else:
+        if data is None or fmt is None:
+            raise UsageError("give --data and --format (or --conversations)")
+        if envs or split != DEFAULT_SPLIT or episodes != DEFAULT_EPISODES:
+            raise UsageError("--envs, --split and --episodes go with --conversations")
+        task = Task(
+            dataset=data,
+            format=fmt,
+            data_options=parse_options(option),
+            agent=agent,
+            template=template,
+            scorers=list(metrics),
+            limit=limit,
+            max_tokens=max_tokens,
+            max_turns=max_turns or 9,
+            run_dir=out,
+        )
     bar = _Bar(f"eval {model}")
     try:
         log = evaluate(
             task,
             model,
+            log_dir=log_dir,
             repeats=repeats,
             seed=seed,
             constrained=constrained,

@@ -21,12 +21,19 @@ the conversation protocol of :mod:`toollab.agents.conversation` (what ``toollab 
 
 Every user turn is kept as the :class:`~toollab.schema.Instance` it came from, so the leakage
 guard screens it like any other example.
+
+The same episodes of a **held-out** split (``EpisodeConfig.split`` ``validation`` or ``test``)
+are what the conversation evaluation plays (:mod:`toollab.eval.conversations`): every turn then
+comes from that split instead (its worlds, its API combinations — test combinations for the test
+split — and its reserved query texts), and the answer step of each turn after results keeps the
+values the reference answer writes (:func:`answer_values`), which the ``conversation`` scorer
+looks for in the model's answers.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +47,7 @@ from toollab.agents.conversation import (
     tool_message,
 )
 from toollab.envs.base import Environment, env_class, instance_seed
-from toollab.envs.generate import generate
+from toollab.envs.generate import SPLITS, generate
 from toollab.envs.splits import api_combo, query_allowed, split_plan, task_set
 from toollab.envs.tasks.common import Goal, TemplateError
 from toollab.errors import ToolExecutionError, UsageError
@@ -66,6 +73,8 @@ class Step:
     target: str
     call: ToolCall | None = None
     result: str | None = None
+    #: an answer after results: the observed values it writes (:func:`answer_values`)
+    values: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -128,33 +137,50 @@ def _label(item: Any) -> str | None:
     return None
 
 
-def facts(value: Any) -> list[str]:
-    """ "the X is Y" phrases for an observation's values (at most :data:`MAX_FACTS`)."""
+@dataclass(frozen=True)
+class Fact:
+    """One phrase of an answer and the observed values it writes."""
+
+    text: str
+    values: tuple[str, ...] = ()
+
+
+def observed_facts(value: Any) -> list[Fact]:
+    """ "the X is Y" phrases for an observation's values (at most :data:`MAX_FACTS`), each with
+    the values it writes: the one definition of what an answer built from a result says."""
     value = plain(value)
-    out: list[str] = []
+    out: list[Fact] = []
     if isinstance(value, dict):
         for key, v in value.items():
             if key == "kind" or len(out) >= MAX_FACTS:
                 continue
             text = _scalar(v)
             if text is not None:
-                out.append(f"the {_words(key)} is {text}")
+                out.append(Fact(f"the {_words(key)} is {text}", (text,)))
             elif isinstance(v, list):
                 names = [n for n in map(_label, v[:5]) if n]
                 if names:
-                    out.append(f"the {_words(key)} are {', '.join(names)}")
+                    out.append(Fact(f"the {_words(key)} are {', '.join(names)}", tuple(names)))
                 elif not v:
-                    out.append(f"there are no {_words(key)}")
+                    out.append(Fact(f"there are no {_words(key)}"))
             elif isinstance(v, dict):
-                pairs = [f"{k} {t}" for k, t in ((k, _scalar(x)) for k, x in v.items()) if t]
-                if pairs:
-                    out.append(f"the {_words(key)} are {', '.join(pairs[:5])}")
+                items = [(k, t) for k, t in ((k, _scalar(x)) for k, x in v.items()) if t][:5]
+                if items:
+                    pairs = ", ".join(f"{k} {t}" for k, t in items)
+                    out.append(Fact(f"the {_words(key)} are {pairs}", tuple(t for _, t in items)))
         return out
     if isinstance(value, list):
         names = [n for n in map(_label, value[:5]) if n]
-        return [f"the results are {', '.join(names)}"] if names else ["there are no results"]
+        if names:
+            return [Fact(f"the results are {', '.join(names)}", tuple(names))]
+        return [Fact("there are no results")]
     text = _scalar(value)
-    return [f"the result is {text}"] if text is not None else []
+    return [Fact(f"the result is {text}", (text,))] if text is not None else []
+
+
+def facts(value: Any) -> list[str]:
+    """The phrases of :func:`observed_facts`."""
+    return [f.text for f in observed_facts(value)]
 
 
 def answer_from(calls: Sequence[ToolCall], observations: Sequence[Any]) -> str:
@@ -167,6 +193,28 @@ def answer_from(calls: Sequence[ToolCall], observations: Sequence[Any]) -> str:
         else:
             sentences.append(f"{call.name}: done.")
     return " ".join(sentences) or "Done."
+
+
+def _stated(value: Any) -> Iterator[str]:
+    """The scalar values a call's arguments state, as :func:`_scalar` writes them."""
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _stated(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _stated(v)
+    else:
+        text = _scalar(value)
+        if text is not None:
+            yield text.casefold()
+
+
+def answer_values(calls: Sequence[ToolCall], observations: Sequence[Any]) -> list[str]:
+    """The observed values :func:`answer_from` writes for these results (each once, in order),
+    but those the calls' own arguments state: what only reading the results can tell."""
+    stated = {t for c in calls for t in _stated(c.model_dump(mode="json")["arguments"])}
+    found = (v for obs in observations for f in observed_facts(obs) for v in f.values)
+    return [v for v in dict.fromkeys(found) if v.casefold() not in stated]
 
 
 # -- executing a program step by step -----------------------------------------------------------
@@ -223,7 +271,8 @@ class StepRunner:
         self.history.append(list(program))
         answered.update(seen)
         steps = [Step(call_turn(c, self.tools), c, t) for c, t in zip(made, texts, strict=True)]
-        steps.append(Step(answer_turn(answer_from(made, results))))
+        answer = answer_turn(answer_from(made, results))
+        steps.append(Step(answer, values=answer_values(made, results)))
         return steps
 
 
@@ -235,6 +284,9 @@ class EpisodeConfig:
     env: str
     n: int
     seed: int = 0
+    #: the split the turns come from: ``train`` for training data, ``validation`` / ``test``
+    #: for the conversation evaluation (held-out worlds, combinations and queries)
+    split: str = "train"
     #: at most this many user turns after the first
     followups: int = 2
     #: shares of the follow-up kinds (call, no-call, no-search)
@@ -243,6 +295,10 @@ class EpisodeConfig:
     def __post_init__(self) -> None:
         if self.n < 0 or self.followups < 0:
             raise UsageError("conversations: n and followups must be >= 0")
+        if self.split not in SPLITS:
+            raise UsageError(
+                f"conversations: unknown split {self.split!r}; known: {', '.join(SPLITS)}"
+            )
         if len(self.followup_mix) != 3 or min(self.followup_mix) < 0 or not sum(self.followup_mix):
             raise UsageError("conversations: the follow-up mix is three non-negative shares")
 
@@ -278,9 +334,9 @@ def _follow_up(
             not goal.calls
             or len(goal.calls) > MAX_STEPS
             or _names(tools) != _names(runner.tools)
-            or plan.is_test(api_combo(goal.calls))
+            or plan.is_test(api_combo(goal.calls)) != (cfg.split == "test")
             or query in used
-            or not query_allowed("train", query, call=True)
+            or not query_allowed(cfg.split, query, call=True)
         ):
             continue
         steps = runner.steps(goal.calls, answered)
@@ -295,7 +351,7 @@ def _follow_up(
             decision=Decision.CALL,
             source=f"env:{cfg.env}",
             category=runner.env.scenario,
-            split="train",
+            split=cfg.split,
             metadata={"env": cfg.env, "seed": runner.seed, "template": name, "follow_up": True},
         )
         return UserTurn(inst, FOLLOW_UP, steps)
@@ -310,8 +366,9 @@ def _answer_turn(inst: Instance, kind: str) -> UserTurn:
 def build_conversations(cfg: EpisodeConfig) -> list[Conversation]:
     """``cfg.n`` conversations of one environment (deterministic in the config)."""
     rng = random.Random(f"episodes|{cfg.env}|{cfg.seed}")
-    # the train split of split seed 0 (the evaluation splits' seed): never a test combination
-    pool = generate(cfg.env, "train", max(40, 3 * cfg.n), 0)
+    # the split of split seed 0 (the evaluation splits' seed); for train never a test
+    # combination, for validation / test never a training query or world
+    pool = generate(cfg.env, cfg.split, max(40, 3 * cfg.n), 0)
     if cfg.seed:
         rng.shuffle(pool)
     firsts = [i for i in pool if i.gold and len(i.gold) <= MAX_STEPS]
@@ -330,7 +387,10 @@ def build_conversations(cfg: EpisodeConfig) -> list[Conversation]:
         steps = runner.steps(first.gold, answered)
         if steps is None:
             continue
-        conv = Conversation(f"{cfg.env}-conv-{len(out):05d}", cfg.env, runner.seed, runner.tools)
+        part = "" if cfg.split == "train" else f"{cfg.split}-"
+        conv = Conversation(
+            f"{cfg.env}-conv-{part}{len(out):05d}", cfg.env, runner.seed, runner.tools
+        )
         conv.turns.append(UserTurn(first, CALL, steps))
         used = {first.query}
         for _ in range(rng.randint(0, cfg.followups)):

@@ -4,14 +4,16 @@
 >>> results = score_all(predictions, {i.id: i for i in instances})
 
 Scorers: ``seal_tools``, ``bfcl``, ``deer``, ``deer_baseline``, ``alpha_umi``, ``tooleyes``
-(optional LLM judge), ``environment`` (toollab's environments), ``execution`` (SambaNova
-ToolBench data), ``dialogue``; corrected variants, run only when named:
+(optional LLM judge), ``environment`` (toollab's environments), ``conversation`` (whole
+conversations over held-out environment episodes), ``execution`` (SambaNova ToolBench data),
+``dialogue``; corrected variants, run only when named:
 ``seal_tools_strict``, ``deer_strict``, ``tooleyes_strict``.  See docs/metrics.md.
 """
 
 from toollab.eval.metrics import (  # noqa: F401  (registration)
     alpha_umi,
     bfcl,
+    conversation,
     deer,
     dialogue,
     environment,
