@@ -3,10 +3,12 @@
 Built-in: ``single`` (prompt → model → parse, the default), ``action`` (SambaNova ToolBench's
 action generator: retrieved API documents and train-split demonstrations), ``react`` (ToolEyes-style
 Thought / Action / Observation loop with tool execution) and ``deer`` (DEER's two-round,
-teacher-forced inference).
+teacher-forced inference), ``alpha-umi`` (α-UMi's planner, caller and summarizer) and
+``alpha-umi-backbone`` (the single LLM of the same loop).
 """
 
 from toollab.agents.action import ActionAgent
+from toollab.agents.alpha_umi import AlphaUmiAgent, AlphaUmiBackbone
 from toollab.agents.base import (
     Agent,
     AgentOptions,
@@ -20,6 +22,8 @@ from toollab.agents.single import SingleTurnAgent
 
 __all__ = [
     "ActionAgent",
+    "AlphaUmiAgent",
+    "AlphaUmiBackbone",
     "Agent",
     "AgentOptions",
     "DeerAgent",
