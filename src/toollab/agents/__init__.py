@@ -22,10 +22,10 @@ from toollab.agents.single import SingleTurnAgent
 
 __all__ = [
     "ActionAgent",
-    "AlphaUmiAgent",
-    "AlphaUmiBackbone",
     "Agent",
     "AgentOptions",
+    "AlphaUmiAgent",
+    "AlphaUmiBackbone",
     "DeerAgent",
     "ReactAgent",
     "SingleTurnAgent",
