@@ -411,3 +411,107 @@ def test_model_output_with_native_calls_is_read_as_text() -> None:
     model = FakeModel([ModelOutput(text="x Next: give up.")])
     pred = _run(AlphaUmiAgent(), inst, model)
     assert pred.execution.ended_by == "give_up" and pred.parsed.status == "no_call"  # type: ignore[attr-defined]
+
+
+# -- the CLI: role models, bench, names ---------------------------------------------------------------
+def test_eval_with_a_model_per_role(tmp_path: Path) -> None:
+    planner = tmp_path / "planner.json"
+    planner.write_text(json.dumps(["go Next: caller."]))
+    caller = tmp_path / "caller.json"
+    caller.write_text(
+        json.dumps(
+            ['Action: get_current_weather_for_open_weather\nAction Input: {"q": "Lisbon,PT"}']
+        )
+    )
+    unused = tmp_path / "unused.json"
+    unused.write_text("[]")  # the run's model has no output to give: no role may use it
+    out = tmp_path / "run"
+    r = runner.invoke(
+        app,
+        [
+            "eval",
+            "--model",
+            f"fake:{unused}",
+            "--data",
+            str(FIXTURE),
+            "--format",
+            "alpha-umi",
+            "--limit",
+            "1",
+            "--role",
+            f"planner=fake:{planner}",
+            "--role",
+            f"caller=fake:{caller}",
+            "--out",
+            str(out),
+            "--json",
+        ],
+    )
+    assert r.exit_code == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert res["metrics"]["alpha_umi"]["act_em"] == 1.0
+    pred = json.loads((out / "predictions.jsonl").read_text().splitlines()[0])
+    assert pred["metadata"]["roles"] == {"planner": f"fake:{planner}", "caller": f"fake:{caller}"}
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--role", "critic=fake:"], "unknown role 'critic'"),
+        (["--role", "planner"], "ROLE=MODEL"),
+        (["--role", "planner=fake:", "--agent", "single"], "--role is for the alpha-umi agent"),
+        (["--role", "planner=nope:x"], "nope"),
+    ],
+)
+def test_bad_roles_are_refused(tmp_path: Path, extra: list[str], message: str) -> None:
+    r = runner.invoke(
+        app,
+        [
+            "eval",
+            "--model",
+            "fake:",
+            "--data",
+            str(FIXTURE),
+            "--format",
+            "alpha-umi",
+            "--out",
+            str(tmp_path / "run"),
+            *extra,
+        ],
+    )
+    assert r.exit_code == 2 and message in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_bench_runs_the_agent_on_an_environment(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["nothing to do here. Next: give up."]))
+    r = runner.invoke(
+        app,
+        [
+            "bench",
+            "--model",
+            f"fake:{script}",
+            "--agent",
+            "alpha-umi",
+            "--envs",
+            "weather",
+            "--limit",
+            "1",
+            "--out",
+            str(tmp_path / "bench"),
+            "--json",
+        ],
+    )
+    assert r.exit_code == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert res["agent"] == "alpha-umi" and res["envs"]["weather"]["n"] == 1
+    pred = json.loads((tmp_path / "bench" / "runs" / "weather" / "predictions.jsonl").read_text())
+    assert pred["execution"]["ended_by"] == "give_up"
+
+
+def test_scorer_reads_the_source_the_format_writes() -> None:
+    from toollab.eval.metrics.registry import scorer_class
+
+    ds = load_dataset(FIXTURE, "toolbench-steps")
+    assert {i.source for i in ds} == set(scorer_class("alpha_umi").formats) == {"alpha-umi"}

@@ -40,6 +40,7 @@ conclusion (``thought\\nAction: ...\\nAction Input: ...``) and writes the same.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,8 +76,9 @@ from toollab.data.alpha_umi import (
 )
 from toollab.envs.base import CallExecutor, HasState
 from toollab.envs.execute import render_action
-from toollab.errors import UsageError
+from toollab.errors import UsageError, did_you_mean
 from toollab.models.base import ChatRequest, GenerateOptions, Model, ModelOutput
+from toollab.models.registry import check_model_string, load_model
 from toollab.parsing import ParseResult
 from toollab.schema import Instance, Tool, ToolCall
 from toollab.schema.record import ExecutionRecord, Prediction, Step
@@ -146,6 +148,10 @@ class _Loop:
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
             raise UsageError(f"max_steps must be a positive integer, got {max_steps!r}")
         self.max_steps = max_steps
+
+    def role_labels(self) -> dict[str, str]:
+        """The roles that have their own model, and its name (recorded on each prediction)."""
+        return {}
 
     # -- overridden by each agent ----------------------------------------------------------
     async def step(self, ep: _Episode, model: Model, gen: GenerateOptions, static: bool) -> bool:
@@ -272,6 +278,7 @@ class _Loop:
             metadata={
                 "ended_by": ep.ended_by,
                 "mode": "static" if static else "live",
+                "roles": dict(self.role_labels()),
                 "unrouted": sum(
                     1 for s in ep.steps if s.parsed and s.parsed.details.get("unrouted")
                 ),
@@ -286,6 +293,30 @@ def _answer_text(text: str) -> str | None:
     """A summarizer's answer, ``None`` when it says nothing (upstream: ``none``)."""
     answer = text.strip()
     return None if answer in ("", ".", ",") else answer
+
+
+def parse_roles(items: Sequence[str]) -> dict[str, str]:
+    """``["planner=SPEC", "caller=+lora=/c.gguf"]`` → ``{"planner": "SPEC", ...}``; a
+    :class:`UsageError` for an unknown role, a role given twice or an empty model string."""
+    roles: dict[str, str] = {}
+    for item in items:
+        role, sep, spec = item.partition("=")
+        role, spec = role.strip(), spec.strip()
+        if not sep or not spec:
+            raise UsageError(
+                f"--role takes ROLE=MODEL (e.g. planner=llamacpp:/p.gguf), got {item!r}"
+            )
+        if role not in ROLE_NAMES:
+            raise UsageError(
+                f"unknown role {role!r}{did_you_mean(role, list(ROLE_NAMES))}; "
+                f"roles: {', '.join(ROLE_NAMES)}"
+            )
+        if role in roles:
+            raise UsageError(f"--role {role} is given twice")
+        if not spec.startswith("+"):
+            check_model_string(spec)
+        roles[role] = spec
+    return roles
 
 
 @register_agent("alpha-umi")
@@ -321,11 +352,16 @@ class AlphaUmiAgent(_Loop):
             spec = run_model.name + spec
         model = self._loaded.get(spec)
         if model is None:
-            from toollab.models.registry import load_model
-
             model = load_model(spec)
             self._loaded[spec] = model
         return model
+
+    def role_labels(self) -> dict[str, str]:
+        labels = {}
+        for role, spec in self.roles.items():
+            if spec is not None:
+                labels[role] = spec if isinstance(spec, str) else spec.name
+        return labels
 
     def close(self) -> None:
         """Release the role models this agent loaded itself."""

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from toollab.agents.alpha_umi import AlphaUmiAgent, parse_roles
+from toollab.agents.base import Agent, get_agent
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors
 from toollab.cli.data_cmd import data_app
 from toollab.cli.generate_cmd import resolve_envs
@@ -13,6 +15,35 @@ from toollab.data.atomic import check_target
 from toollab.envs.generate import MAX_INSTANCES, SPLITS
 from toollab.errors import UsageError
 from toollab.sft.alpha_umi import check_split_name, env_traces, write_traces
+
+#: ``--role`` of ``toollab eval`` and ``toollab bench``
+RoleOpt: list[str] = typer.Option(
+    [],
+    "--role",
+    help="alpha-umi: the model of one role, ROLE=MODEL (planner, caller, summarizer; "
+    "repeatable); a MODEL starting with + is appended to --model (e.g. caller=+lora=/c.gguf). "
+    "Roles not given use --model.",
+)
+
+
+def role_agent(agent: str | None, roles: list[str], default: str) -> str | Agent | None:
+    """``agent`` unchanged without ``--role``; with it, an ``alpha-umi`` agent whose roles use
+    the models given (a :class:`UsageError` for any other agent, before any model loads)."""
+    if not roles:
+        return agent
+    name = agent or default
+    if not isinstance(get_agent(name), AlphaUmiAgent):
+        raise UsageError(f"--role is for the alpha-umi agent, not {name!r} (add --agent alpha-umi)")
+    given = parse_roles(roles)
+    return AlphaUmiAgent(
+        planner=given.get("planner"), caller=given.get("caller"), summarizer=given.get("summarizer")
+    )
+
+
+def close_agent(agent: object) -> None:
+    """Release the role models an agent made by :func:`role_agent` loaded."""
+    if isinstance(agent, AlphaUmiAgent):
+        agent.close()
 
 
 @handle_errors

@@ -9,8 +9,10 @@ from rich.markup import escape
 from rich.progress import Progress, TaskID
 from rich.table import Table
 
+from toollab.cli.alpha_umi_cmd import RoleOpt, close_agent, role_agent
 from toollab.cli.common import STDOUT, JsonOpt, console, emit_json, handle_errors, progress
 from toollab.cli.data_cmd import parse_options
+from toollab.data import get_adapter
 from toollab.data.atomic import check_target
 from toollab.errors import UsageError
 from toollab.eval.log import Results, Scores
@@ -160,8 +162,10 @@ def eval_cmd(
         "-a",
         help="Agent: single (default), action (SambaNova's action generator: retrieved API "
         "docs and train-split demonstrations), react (ToolEyes loop; default for tooleyes), "
-        "deer (two rounds; default for deer).",
+        "deer (two rounds; default for deer), alpha-umi (planner, caller, summarizer; default "
+        "for alpha-umi), alpha-umi-backbone (its single-LLM baseline).",
     ),
+    role: list[str] = RoleOpt,
     template: str | None = typer.Option(
         None,
         "--template",
@@ -215,11 +219,12 @@ def eval_cmd(
     An interrupted run continues where it stopped when the same command is run again.
     """
 
+    chosen = role_agent(agent, role, get_adapter(fmt).default_agent if role else "single")
     task = Task(
         dataset=data,
         format=fmt,
         data_options=parse_options(option),
-        agent=agent,
+        agent=chosen,
         template=template,
         scorers=list(metrics),
         limit=limit,
@@ -252,6 +257,7 @@ def eval_cmd(
         raise typer.Exit(130) from None
     finally:
         bar.close()
+        close_agent(chosen)
     (ran,) = log.tasks
     session = ran.session
     if session is not None and session.repaired_bytes:
