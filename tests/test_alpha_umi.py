@@ -515,3 +515,25 @@ def test_scorer_reads_the_source_the_format_writes() -> None:
 
     ds = load_dataset(FIXTURE, "toolbench-steps")
     assert {i.source for i in ds} == set(scorer_class("alpha_umi").formats) == {"alpha-umi"}
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b"this is not json\n",
+        b"[" * 100_000 + b"]" * 100_000,
+        b"\xff\xfe not text\n",
+        b'[{"tools": 5, "instruction": "x", "conversations": []}]',
+        b'[{"tools": [], "instruction": "x", "conversations": [{"from": "user"}]}]',
+        b'[{"tools": [{"Name": ""}], "conversations": [{"from": "user", "value": "q"}]}]',
+        b'[{"tools": [], "conversations": "user: hi"}]',
+        b"[1, 2]",
+        b"{}",
+    ],
+)
+def test_hostile_files_are_clear_errors(tmp_path: Path, payload: bytes) -> None:
+    path = tmp_path / "hostile.json"
+    path.write_bytes(payload)
+    r = runner.invoke(app, ["data", "inspect", str(path), "--format", "alpha-umi"])
+    assert r.exit_code == 2, r.stdout
+    assert str(path) in r.stderr and "Traceback" not in r.stderr
