@@ -5,14 +5,15 @@ A file is a JSON list (or JSON lines) of traces ``{"tools", "instruction", "conv
 (``*.json`` then ``*.jsonl``, sorted).  Each assistant turn of a trace becomes one instance,
 as upstream's static pipeline (``infer_pipeline.py``) makes one sample per gold step:
 
-* ``metadata["alpha_umi"]``: the tool documents as written, the gold history before the step
-  (``history``, turns as ``{"from", "value"}``) and the step's ``route``;
+* ``metadata["alpha_umi"]``: the step's inputs, the tool documents as written and the gold
+  history before the step (``history``, turns as ``{"from", "value"}``); it is one of
+  :data:`~toollab.schema.instance.INPUT_METADATA_KEYS`, the rest of the metadata is answer key;
 * ``metadata["reference"]``: the step in the layout upstream's evaluator reads
   (``assistant: <plan></s>caller: <call></s>``, ``... conclusion: <answer></s>`` or the plan
   alone for give-up), scored by ``alpha_umi``; ``metadata["tool_names"]`` the names on offer;
 * ``tools``: the documents as toollab tools (no argument is required: the format does not say);
   ``gold``: the step's call when it is a call with a JSON-object input; ``answer``: the
-  conclusion of a conclusion step.
+  conclusion of a conclusion step; ``category`` the step's route.
 
 The default agent is ``alpha-umi``: given such an instance it predicts the one step from the
 gold history (see :mod:`toollab.agents.alpha_umi`).  ``toolbench-steps`` is another name for the
@@ -99,10 +100,10 @@ def instances_of(trace: Trace, tools: list[Tool], stem: str, index: int) -> list
                 metadata={
                     "reference": step.reference(),
                     "tool_names": [t.Name for t in trace.tools],
+                    # the step's inputs (INPUT_METADATA_KEYS): the model may see them
                     "alpha_umi": {
                         "tools": docs,
                         "history": [t.to_json() for t in step.history],
-                        "route": step.route,
                     },
                     "record": index,
                     "turn": step.index,
