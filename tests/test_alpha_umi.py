@@ -537,3 +537,13 @@ def test_hostile_files_are_clear_errors(tmp_path: Path, payload: bytes) -> None:
     r = runner.invoke(app, ["data", "inspect", str(path), "--format", "alpha-umi"])
     assert r.exit_code == 2, r.stdout
     assert str(path) in r.stderr and "Traceback" not in r.stderr
+
+
+def test_prediction_records_the_first_prompt() -> None:
+    ds = load_dataset(FIXTURE, "alpha-umi")
+    pred = _run(AlphaUmiAgent(), ds[1], FakeModel(["x Next: give up."]), env=False)
+    prompt = pred.prompt  # type: ignore[attr-defined]
+    assert isinstance(prompt, str) and prompt.startswith("system: You have assess")
+    # the gold history of the second step: the first step's plan, call and observation
+    assert "caller: Action: get_current_weather_for_open_weather" in prompt
+    assert prompt.endswith("give up. assistant: ")

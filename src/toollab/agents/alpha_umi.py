@@ -118,6 +118,8 @@ class _Episode:
     error: str | None = None
     #: the step in the layout of upstream's evaluator (static mode)
     raw: str = ""
+    #: the first prompt sent (recorded as the prediction's prompt)
+    first_prompt: str | None = None
 
 
 def _gold_history(instance: Instance) -> tuple[list[UmiTool], list[Turn]] | None:
@@ -162,6 +164,8 @@ class _Loop:
     async def ask(
         self, ep: _Episode, model: Model, role: str, prompt: str, gen: GenerateOptions
     ) -> ModelOutput:
+        if ep.first_prompt is None:
+            ep.first_prompt = SYSTEM + prompt
         out = await model.safe_request(
             ChatRequest(prompt=SYSTEM + prompt, options=gen, tag=ep.instance.id)
         )
@@ -267,7 +271,7 @@ class _Loop:
         raw = ep.raw if static else EOS.join(f"{s.role}: {s.text}" for s in ep.steps)
         return Prediction(
             id=ep.instance.id,
-            prompt=None,
+            prompt=ep.first_prompt,
             raw=raw,
             parsed=parsed,
             steps=ep.steps,
