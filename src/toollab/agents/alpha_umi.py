@@ -33,7 +33,7 @@ upstream's static pipeline samples by accident).
 a :class:`~toollab.models.base.Model` per role (``AlphaUmiAgent(planner=..., caller=...,
 summarizer=...)``; ``toollab eval/bench --role planner=SPEC``); a role string that starts with
 ``+`` (``+lora=/p.gguf``) is appended to the run's model string (one base, one adapter per
-role).  The backbone renders its history with each planner turn merged with its call or
+role).  ``metadata["roles"]`` names the model each role used.  The backbone renders its history with each planner turn merged with its call or
 conclusion (``thought\\nAction: ...\\nAction Input: ...``) and writes the same.
 """
 
@@ -120,6 +120,8 @@ class _Episode:
     raw: str = ""
     #: the first prompt sent (recorded as the prediction's prompt)
     first_prompt: str | None = None
+    #: the model each role used (its name)
+    role_models: dict[str, str] = field(default_factory=dict)
 
 
 def _gold_history(instance: Instance) -> tuple[list[UmiTool], list[Turn]] | None:
@@ -151,10 +153,6 @@ class _Loop:
             raise UsageError(f"max_steps must be a positive integer, got {max_steps!r}")
         self.max_steps = max_steps
 
-    def role_labels(self) -> dict[str, str]:
-        """The roles that have their own model, and its name (recorded on each prediction)."""
-        return {}
-
     # -- overridden by each agent ----------------------------------------------------------
     async def step(self, ep: _Episode, model: Model, gen: GenerateOptions, static: bool) -> bool:
         """One planner step; ``True`` when the episode ended."""
@@ -166,6 +164,7 @@ class _Loop:
     ) -> ModelOutput:
         if ep.first_prompt is None:
             ep.first_prompt = SYSTEM + prompt
+        ep.role_models.setdefault(role, model.name)
         out = await model.safe_request(
             ChatRequest(prompt=SYSTEM + prompt, options=gen, tag=ep.instance.id)
         )
@@ -282,7 +281,7 @@ class _Loop:
             metadata={
                 "ended_by": ep.ended_by,
                 "mode": "static" if static else "live",
-                "roles": dict(self.role_labels()),
+                "roles": dict(ep.role_models),
                 "unrouted": sum(
                     1 for s in ep.steps if s.parsed and s.parsed.details.get("unrouted")
                 ),
@@ -359,13 +358,6 @@ class AlphaUmiAgent(_Loop):
             model = load_model(spec)
             self._loaded[spec] = model
         return model
-
-    def role_labels(self) -> dict[str, str]:
-        labels = {}
-        for role, spec in self.roles.items():
-            if spec is not None:
-                labels[role] = spec if isinstance(spec, str) else spec.name
-        return labels
 
     def close(self) -> None:
         """Release the role models this agent loaded itself."""
