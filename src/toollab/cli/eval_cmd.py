@@ -153,7 +153,10 @@ def eval_cmd(
         ..., "--data", "-d", help="Dataset folder or file (upstream layout)."
     ),
     fmt: str = typer.Option(
-        ..., "--format", "-f", help="Dataset format: seal-tools, bfcl, deer, tooleyes, alpha-umi, toollab."
+        ...,
+        "--format",
+        "-f",
+        help="Dataset format: seal-tools, bfcl, deer, tooleyes, alpha-umi, toollab.",
     ),
     option: list[str] = OptionOpt,
     agent: str | None = typer.Option(
