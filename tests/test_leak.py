@@ -33,6 +33,8 @@ from toollab.templates.base import Template, get_template, template_names
 #: agents that read the answer key on purpose, with the reason (labelled in every run of theirs)
 EXCLUDED_AGENTS = {"deer": "DEER's faithful teacher-forced second round injects the gold pool"}
 PER_DATASET = 8
+#: α-UMi step-level data (the gold history is the protocol's input, the reference is not)
+ALPHA_UMI = Path(__file__).parent / "fixtures" / "alpha_umi" / "steps.json"
 
 
 class RecordingModel(FakeModel):
@@ -84,6 +86,7 @@ def _datasets(shared: Path) -> dict[str, list[Instance]]:
         "deer": list(load_dataset(shared / "deer", "deer").instances),
         "tooleyes": list(load_dataset(shared / "tooleyes", "tooleyes").instances),
         "env": [*generate("home_search", "test", 6, 0), *generate("weather", "test", 6, 0)],
+        "alpha-umi": list(load_dataset(ALPHA_UMI, "alpha-umi").instances),
     }
     return {name: _sample(insts) for name, insts in sets.items()}
 

@@ -3,11 +3,13 @@
 Built-in: ``single`` (prompt → model → parse, the default), ``action`` (SambaNova ToolBench's
 action generator: retrieved API documents and train-split demonstrations), ``react`` (ToolEyes-style
 Thought / Action / Observation loop with tool execution), ``deer`` (DEER's two-round,
-teacher-forced inference) and ``conversation`` (whole conversations under the conversation
-protocol ``toollab chat`` speaks, one user turn after another).
+teacher-forced inference), ``conversation`` (whole conversations under the conversation
+protocol ``toollab chat`` speaks, one user turn after another), ``alpha-umi`` (α-UMi's planner,
+caller and summarizer) and ``alpha-umi-backbone`` (the single LLM of the same loop).
 """
 
 from toollab.agents.action import ActionAgent
+from toollab.agents.alpha_umi import AlphaUmiAgent, AlphaUmiBackbone
 from toollab.agents.base import (
     Agent,
     AgentOptions,
@@ -24,6 +26,8 @@ __all__ = [
     "ActionAgent",
     "Agent",
     "AgentOptions",
+    "AlphaUmiAgent",
+    "AlphaUmiBackbone",
     "ConversationAgent",
     "DeerAgent",
     "ReactAgent",

@@ -14,6 +14,7 @@ from rich.progress import Progress as RichProgress
 from rich.progress import TaskID
 from rich.table import Table
 
+from toollab.cli.alpha_umi_cmd import RoleOpt, close_agent, role_agent
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors, progress
 from toollab.cli.generate_cmd import resolve_envs
 from toollab.data.atomic import MARK, write_text_atomic
@@ -169,8 +170,13 @@ def bench_cmd(
         "side by side. Default: the bundled model and its tool-tuned version.",
     ),
     agent: str = typer.Option(
-        None, "--agent", "-a", help="Agent (default: single; action: SambaNova's action generator)."
+        None,
+        "--agent",
+        "-a",
+        help="Agent (default: single; action: SambaNova's action generator; alpha-umi: "
+        "α-UMi's planner, caller and summarizer; alpha-umi-backbone: its single-LLM baseline).",
     ),
+    role: list[str] = RoleOpt,
     template: str = typer.Option(None, "--template", "-t", help="Prompt template (default: json)."),
     envs: list[str] = typer.Option(
         [],
@@ -216,13 +222,14 @@ def bench_cmd(
     outs = bench_dirs(models, out)
     for folder in {out, *outs.values()}:
         check_bench_out(folder, force=force)  # a file toollab did not write: refused now
+    chosen = role_agent(agent, role, "single")
     results = []
     for m in models:
         bars = _Bars(quiet=as_json)
         try:
             result = run_bench(
                 model=m,
-                agent=agent,
+                agent=chosen,
                 template=template,
                 envs=names,
                 limit=limit or DEFAULT_LIMIT,
@@ -236,6 +243,7 @@ def bench_cmd(
             )
         finally:
             bars.close()
+            close_agent(chosen)
         results.append(result)
         if not as_json:
             print_table(result)

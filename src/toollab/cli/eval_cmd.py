@@ -9,9 +9,12 @@ from rich.markup import escape
 from rich.progress import Progress, TaskID
 from rich.table import Table
 
+from toollab.agents.base import Agent
+from toollab.cli.alpha_umi_cmd import RoleOpt, close_agent, role_agent
 from toollab.cli.common import STDOUT, JsonOpt, console, emit_json, handle_errors, progress
 from toollab.cli.data_cmd import parse_options
 from toollab.cli.generate_cmd import resolve_envs
+from toollab.data import get_adapter
 from toollab.data.atomic import check_target
 from toollab.errors import UsageError
 from toollab.eval.conversations import (
@@ -160,7 +163,10 @@ def eval_cmd(
         None, "--data", "-d", help="Dataset folder or file (upstream layout)."
     ),
     fmt: str | None = typer.Option(
-        None, "--format", "-f", help="Dataset format: seal-tools, bfcl, deer, tooleyes, toollab."
+        None,
+        "--format",
+        "-f",
+        help="Dataset format: seal-tools, bfcl, deer, tooleyes, alpha-umi, toollab.",
     ),
     option: list[str] = OptionOpt,
     conversations: bool = typer.Option(
@@ -201,8 +207,10 @@ def eval_cmd(
         "-a",
         help="Agent: single (default), action (SambaNova's action generator: retrieved API "
         "docs and train-split demonstrations), react (ToolEyes loop; default for tooleyes), "
-        "deer (two rounds; default for deer).",
+        "deer (two rounds; default for deer), alpha-umi (planner, caller, summarizer; default "
+        "for alpha-umi), alpha-umi-backbone (its single-LLM baseline).",
     ),
+    role: list[str] = RoleOpt,
     template: str | None = typer.Option(
         None,
         "--template",
@@ -263,9 +271,12 @@ def eval_cmd(
     """
 
     log_dir: Path | None = None
+    chosen: str | Agent | None = agent
     if conversations:
         if data is not None or fmt is not None or option:
             raise UsageError("--conversations plays generated episodes: give no --data/--format/-o")
+        if role:
+            raise UsageError("--role goes with the alpha-umi agents, not with --conversations")
         if agent not in (None, AGENT):
             raise UsageError(f"--conversations is played by the {AGENT} agent, not {agent!r}")
         task = conversation_task(
@@ -287,11 +298,12 @@ def eval_cmd(
             raise UsageError("give --data and --format (or --conversations)")
         if envs or split != DEFAULT_SPLIT or episodes != DEFAULT_EPISODES:
             raise UsageError("--envs, --split and --episodes go with --conversations")
+        chosen = role_agent(agent, role, get_adapter(fmt).default_agent if role else "single")
         task = Task(
             dataset=data,
             format=fmt,
             data_options=parse_options(option),
-            agent=agent,
+            agent=chosen,
             template=template,
             scorers=list(metrics),
             limit=limit,
@@ -325,6 +337,7 @@ def eval_cmd(
         raise typer.Exit(130) from None
     finally:
         bar.close()
+        close_agent(chosen)
     (ran,) = log.tasks
     session = ran.session
     if session is not None and session.repaired_bytes:

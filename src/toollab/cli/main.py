@@ -24,6 +24,7 @@ app = typer.Typer(
 _COMMAND_MODULES = [
     "toollab.cli.data_cmd",
     "toollab.cli.generate_cmd",
+    "toollab.cli.alpha_umi_cmd",
     "toollab.cli.sft_cmd",
     "toollab.cli.synth_cmd",
     "toollab.cli.tools_cmd",

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, JsonValue
 
+from toollab.agents.base import Agent
 from toollab.data import Dataset
 from toollab.data.atomic import MARK, check_replaceable, write_text_atomic
 from toollab.envs.base import env_class, task_env_names
@@ -172,7 +173,7 @@ def bench_tasks(
     *,
     limit: int = DEFAULT_LIMIT,
     seed: int = 0,
-    agent: str | None = None,
+    agent: str | Agent | None = None,
     template: str | None = None,
     max_tokens: int | None = None,
 ) -> list[Task]:
@@ -196,7 +197,7 @@ def bench_tasks(
 def run_bench(
     *,
     model: str | Model = DEFAULT_MODEL,
-    agent: str | None = None,
+    agent: str | Agent | None = None,
     template: str | None = None,
     envs: Sequence[str] | None = None,
     limit: int = DEFAULT_LIMIT,
@@ -234,7 +235,7 @@ def run_bench(
         )
     result = BenchResult(
         model=source.name,
-        agent=agent,
+        agent=agent if agent is None or isinstance(agent, str) else agent.name,
         constrained=all(bool(t.spec.constrained) for t in log.tasks),
         limit=limit,
         seed=seed,

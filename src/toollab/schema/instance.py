@@ -46,15 +46,17 @@ class ProtocolFacts(BaseModel):
 #: scorers read them, never the code that builds a request (``metadata`` included: adapters keep
 #: the raw gold and provenance there), see :meth:`Instance.with_answer_key_of`
 ANSWER_KEY_FIELDS = ("gold", "alternatives", "decision", "answer", "category", "metadata")
-#: metadata keys that are inputs after all: an environment instance's initial state
-INPUT_METADATA_KEYS = ("seed",)
+#: metadata keys that are inputs after all: an environment instance's initial state, and the
+#: tool documents and gold history before the step of α-UMi's step-level protocol
+INPUT_METADATA_KEYS = ("seed", "alpha_umi")
 
 
 class Instance(BaseModel):
     """One evaluation or training item, whatever dataset it came from.
 
     The model may see ``query``, ``messages``, ``tools`` and ``protocol`` (and an environment's
-    initial state, ``metadata["seed"]``); everything in :data:`ANSWER_KEY_FIELDS` is the answer
+    initial state, ``metadata["seed"]``, and an α-UMi step's tool documents and gold history,
+    ``metadata["alpha_umi"]``); everything in :data:`ANSWER_KEY_FIELDS` is the answer
     key, for scorers only.
     """
 

@@ -1,5 +1,5 @@
 """Built-in dataset adapters (importing this package registers them)."""
 
-from toollab.data.adapters import bfcl, deer, native, seal_tools, tooleyes
+from toollab.data.adapters import alpha_umi, bfcl, deer, native, seal_tools, tooleyes
 
-__all__ = ["bfcl", "deer", "native", "seal_tools", "tooleyes"]
+__all__ = ["alpha_umi", "bfcl", "deer", "native", "seal_tools", "tooleyes"]

@@ -134,7 +134,7 @@ def _reference(inst: Instance) -> str | None:
 
 @scorer(
     "alpha_umi",
-    formats=("alpha-umi", "toolbench-steps"),
+    formats=("alpha-umi",),
     needs=("raw",),
     description="alpha-UMi step metrics: Plan ACC, Act EM, hallucination, Arg F1, Rouge-L",
 )
