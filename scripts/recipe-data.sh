@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The training data of the recipes `smollm2-135m-tools` (the shipped model) and
-# `smollm2-135m-tools-loop` (the next one), written into ./sft-data/<name>/examples.jsonl, each
+# `smollm2-135m-tools-loop` (the loop mix, both), and `smollm2-135m-tools-v1` (the first shipped
+# model), written into ./sft-data/<name>/examples.jsonl, each
 # with its dataset card (README.md) beside it, and the loop recipe's mix card
 # (./sft-data/loop-MIX.md: every choice, the counts and the shares of the draws).
 #
@@ -15,6 +16,7 @@ OUT=sft-data
 ENVS=$(python -c "from toollab.envs import env_names; print(' '.join(env_names()))")
 mkdir -p "$OUT"
 
+# -- smollm2-135m-tools-v1 ------------------------------------------------------------------------
 # DEER's published query -> call examples of its 900 seen tools: 5 candidate tools each (DEER's
 # 2:1:2 sampling mix), 40 % copied as NoCall without their gold tool (DEER's call ratio 0.6).
 toollab data sft --out "$OUT/deer-seen/examples.jsonl" \
@@ -38,7 +40,8 @@ toollab data sft --out "$OUT/seal-tools-dev/examples.jsonl" \
 toollab data sft --out "$OUT/envs-train/examples.jsonl" \
   $(for e in $ENVS; do echo --env "$e"; done) --n 100 --guard-root "$D" --seed 2
 
-# -- smollm2-135m-tools-loop (docs/recipe-loop.md says why each line is as it is) ----------------
+# -- the loop mix: smollm2-135m-tools and smollm2-135m-tools-loop (docs/recipe-loop.md says why
+# each line is as it is) --------------------------------------------------------------------------
 
 # Whole conversations, 120 per environment: the first turn's program run step by step with its
 # real results, the answer from the observed values, up to 2 follow-up user turns (a call in
@@ -76,5 +79,5 @@ toollab data sft --out "$OUT/deer-seen-loop/examples.jsonl" \
   --distractors 5 --distractor-mode mix --nocall 0.1 --drop-null-args \
   --guard-root "$D" --seed 3
 
-RECIPE=$(python -c "from toollab.train.recipes import recipe_path; print(recipe_path('smollm2-135m-tools-loop'))")
+RECIPE=$(python -c "from toollab.train.recipes import recipe_path; print(recipe_path('smollm2-135m-tools'))")
 python -m toollab.sft.mix "$RECIPE" "$OUT/loop-MIX.md" "$(dirname "$0")/../docs/recipe-loop.md"
