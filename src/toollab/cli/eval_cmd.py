@@ -33,6 +33,7 @@ from toollab.eval.store import write_json_atomic
 from toollab.eval.task import Task, evaluate
 from toollab.report import export_inspect, write_report
 from toollab.report.runs import fmt_value
+from toollab.retrieval.offer import check_retrieval
 from toollab.schema.record import Prediction
 
 OptionOpt = typer.Option(
@@ -60,6 +61,23 @@ MetricsOpt = typer.Option(
     "(seal_tools_strict, deer_strict, tooleyes_strict) run only when named.",
 )
 
+RetrieverOpt = typer.Option(
+    None,
+    "--retriever",
+    help="Retrieval in the loop: bm25, dense or hybrid. Each instance is offered the top --k "
+    "tools this retriever finds for its query in the pool (the dataset's tools, or --pool) "
+    "instead of the tools the dataset offers; the gold tools are never added. Retrieval "
+    "(recall@k, gold offered) and calling are scored apart.",
+)
+RetrievalKOpt = typer.Option(
+    None, "--k", help="With --retriever: tools offered per instance (default 5)."
+)
+PoolOpt = typer.Option(
+    None,
+    "--pool",
+    help="With --retriever: a tool pool file to retrieve from (JSONL/JSON/YAML; Seal-Tools "
+    "tool.jsonl works). Default: the dataset's tools.",
+)
 ScorerOptionOpt = typer.Option(
     [],
     "--scorer-option",
@@ -261,6 +279,9 @@ def eval_cmd(
     ),
     judge: str | None = JudgeOpt,
     judge_cache: Path | None = JudgeCacheOpt,
+    retriever: str | None = RetrieverOpt,
+    k: int | None = RetrievalKOpt,
+    pool: Path | None = PoolOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """Run a model over a dataset and score it; with --conversations, over whole conversations of held-out environment episodes.
@@ -277,6 +298,8 @@ def eval_cmd(
             raise UsageError("--conversations plays generated episodes: give no --data/--format/-o")
         if role:
             raise UsageError("--role goes with the alpha-umi agents, not with --conversations")
+        if retriever is not None or k is not None or pool is not None:
+            raise UsageError("--retriever, --k and --pool go with --data, not --conversations")
         if agent not in (None, AGENT):
             raise UsageError(f"--conversations is played by the {AGENT} agent, not {agent!r}")
         task = conversation_task(
@@ -311,6 +334,8 @@ def eval_cmd(
             max_turns=max_turns or 9,
             run_dir=out,
         )
+        check_retrieval(retriever, k, pool)  # before the dataset is read
+        task.retriever, task.k, task.tool_pool = retriever, k, pool
     bar = _Bar(f"eval {model}")
     try:
         log = evaluate(
