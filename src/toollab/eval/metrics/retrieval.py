@@ -20,7 +20,7 @@ counts any of them).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from toollab.eval.metrics.registry import MetricResult, Scorer, scorer
 from toollab.eval.metrics.sample import Figure, Row, SampleScorer, mean_of
@@ -44,11 +44,10 @@ def gold_offered(prediction: Prediction, instance: Instance) -> bool | None:
 
 @scorer(
     "retrieval",
-    formats=("*",),
+    formats=(),  # chosen by the predictions (offered_tools), not by the instances' source
     needs=("offered_tools",),
     description="Retrieval in the loop: gold-tool recall@k and the share with every gold tool "
     "offered (runs with --retriever)",
-    default=False,
 )
 class RetrievalScorer(SampleScorer):
     """How well the retriever in the loop offered the gold tools."""
@@ -70,6 +69,20 @@ class RetrievalScorer(SampleScorer):
         ),
     )
 
+    def pairs(
+        self, predictions: list[Prediction], instances: dict[str, Instance], result: MetricResult
+    ) -> Iterator[tuple[Prediction, Instance]]:
+        """Every prediction whose offered tools a retriever chose, with its instance."""
+        unknown = 0
+        for pred in predictions:
+            inst = instances.get(pred.id)
+            if inst is None:
+                unknown += 1
+            elif pred.offered_tools is not None:
+                yield pred, inst
+        if unknown:
+            result.counts["unknown_id"] = unknown
+
     def score_sample(self, prediction: Prediction, instance: Instance) -> Row:
         gold = sorted({c.name for c in instance.gold})
         offered = list(prediction.offered_tools or [])
@@ -85,7 +98,7 @@ class RetrievalScorer(SampleScorer):
         }
 
     def score(self, predictions: list[Prediction], instances: dict[str, Instance]) -> MetricResult:
-        res = super().score([p for p in predictions if p.offered_tools is not None], instances)
+        res = super().score(predictions, instances)
         misses = sum(1 for row in res.per_instance.values() if row.get("gold_offered") is False)
         if misses:
             res.add_error("retriever_miss", misses)
