@@ -125,6 +125,13 @@ def test_cli_runs_with_a_retriever_and_rescoring_keeps_the_retrieval_figures(
     again = runner.invoke(app, ["score", str(out / "predictions.jsonl"), "--json"])
     assert again.exit_code == 0, again.output
     assert json.loads(again.stdout)["metrics"]["retrieval"] == results["metrics"]["retrieval"]
+    # the terminal summary names the misses and the calling figures where retrieval succeeded
+    shown = runner.invoke(
+        app, [*args[:-1], str(tmp_path / "run1"), "--retriever", "bm25", "--k", "1"]
+    )
+    assert shown.exit_code == 0, shown.output
+    text = " ".join(shown.output.split())
+    assert "1 retriever miss(es) of 3" in text and "over the 2 gold-offered instances" in text
     # the same directory with another k is another run
     other = runner.invoke(app, [*args, "--retriever", "bm25", "--k", "3"])
     assert other.exit_code == 2 and "retrieval_k" in other.output
@@ -158,7 +165,7 @@ def test_cli_names_a_malformed_pool_file(tmp_path: Path) -> None:
     res = runner.invoke(app, ["eval", "-m", "oracle", "-d", str(data), "-f", "seal-tools",
                               "--out", str(out), "--retriever", "bm25", "--pool", str(pool)])  # fmt: skip
     assert res.exit_code == 2, res.output
-    assert "pool.jsonl" in res.output and "2" in res.output and "Traceback" not in res.output
+    assert "pool.jsonl:2: malformed JSON" in res.output and "Traceback" not in res.output
     assert not (out / "predictions.jsonl").exists()
 
 

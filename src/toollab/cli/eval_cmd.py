@@ -26,6 +26,7 @@ from toollab.eval.conversations import (
     conversation_task,
 )
 from toollab.eval.log import Results, Scores
+from toollab.eval.metrics.retrieval import GOLD_OFFERED
 from toollab.eval.progress import NoProgress
 from toollab.eval.rescore import Coverage, rescore
 from toollab.eval.runner import results_json
@@ -157,6 +158,7 @@ def print_results(scores: Scores, title: str, coverage: Coverage | None = None) 
     for scorer, notes in scores.notes.items():
         for note in notes:
             console.print(f"{scorer}: {escape(note)}", highlight=False)
+    _print_retrieval(scores)
     c = scores.counts
     console.print(
         f"{c.predictions} predictions over {c.instances} instances"
@@ -165,6 +167,26 @@ def print_results(scores: Scores, title: str, coverage: Coverage | None = None) 
         f"{c.no_call} no-call",
         highlight=False,
     )
+
+
+def _print_retrieval(scores: Scores) -> None:
+    """With a retriever in the loop: the retriever misses, and each calling scorer's figures
+    over the instances whose gold tools were all offered (calling errors only)."""
+    counts = scores.scorer_counts.get("retrieval")
+    if counts is None:
+        return
+    console.print(
+        f"retrieval: {counts.get('retriever_miss', 0)} retriever miss(es) of "
+        f"{counts.get('n', 0)} instances (a gold tool not offered)",
+        highlight=False,
+    )
+    for scorer, groups in scores.breakdown.items():
+        figs = groups.get(GOLD_OFFERED)
+        if not figs:
+            continue
+        n = scores.scorer_counts.get(scorer, {}).get(f"n:{GOLD_OFFERED}", 0)
+        shown = ", ".join(f"{name} {fmt_value(value, None)}" for name, value in figs.items())
+        console.print(f"{scorer} over the {n} gold-offered instances: {shown}", highlight=False)
 
 
 @handle_errors
