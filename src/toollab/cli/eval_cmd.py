@@ -26,6 +26,7 @@ from toollab.eval.conversations import (
     conversation_task,
 )
 from toollab.eval.log import Results, Scores
+from toollab.eval.metrics.retrieval import GOLD_OFFERED
 from toollab.eval.progress import NoProgress
 from toollab.eval.rescore import Coverage, rescore
 from toollab.eval.runner import results_json
@@ -33,6 +34,7 @@ from toollab.eval.store import write_json_atomic
 from toollab.eval.task import Task, evaluate
 from toollab.report import export_inspect, write_report
 from toollab.report.runs import fmt_value
+from toollab.retrieval.offer import check_retrieval
 from toollab.schema.record import Prediction
 
 OptionOpt = typer.Option(
@@ -60,6 +62,23 @@ MetricsOpt = typer.Option(
     "(seal_tools_strict, deer_strict, tooleyes_strict) run only when named.",
 )
 
+RetrieverOpt = typer.Option(
+    None,
+    "--retriever",
+    help="Retrieval in the loop: bm25, dense or hybrid. Each instance is offered the top --k "
+    "tools this retriever finds for its query in the pool (the dataset's tools, or --pool) "
+    "instead of the tools the dataset offers; the gold tools are never added. Retrieval "
+    "(recall@k, gold offered) and calling are scored apart.",
+)
+RetrievalKOpt = typer.Option(
+    None, "--k", help="With --retriever: tools offered per instance (default 5)."
+)
+PoolOpt = typer.Option(
+    None,
+    "--pool",
+    help="With --retriever: a tool pool file to retrieve from (JSONL/JSON/YAML; Seal-Tools "
+    "tool.jsonl works). Default: the dataset's tools.",
+)
 ScorerOptionOpt = typer.Option(
     [],
     "--scorer-option",
@@ -139,6 +158,7 @@ def print_results(scores: Scores, title: str, coverage: Coverage | None = None) 
     for scorer, notes in scores.notes.items():
         for note in notes:
             console.print(f"{scorer}: {escape(note)}", highlight=False)
+    _print_retrieval(scores)
     c = scores.counts
     console.print(
         f"{c.predictions} predictions over {c.instances} instances"
@@ -147,6 +167,26 @@ def print_results(scores: Scores, title: str, coverage: Coverage | None = None) 
         f"{c.no_call} no-call",
         highlight=False,
     )
+
+
+def _print_retrieval(scores: Scores) -> None:
+    """With a retriever in the loop: the retriever misses, and each calling scorer's figures
+    over the instances whose gold tools were all offered (calling errors only)."""
+    counts = scores.scorer_counts.get("retrieval")
+    if counts is None:
+        return
+    console.print(
+        f"retrieval: {counts.get('retriever_miss', 0)} retriever miss(es) of "
+        f"{counts.get('n', 0)} instances (a gold tool not offered)",
+        highlight=False,
+    )
+    for scorer, groups in scores.breakdown.items():
+        figs = groups.get(GOLD_OFFERED)
+        if not figs:
+            continue
+        n = scores.scorer_counts.get(scorer, {}).get(f"n:{GOLD_OFFERED}", 0)
+        shown = ", ".join(f"{name} {fmt_value(value, None)}" for name, value in figs.items())
+        console.print(f"{scorer} over the {n} gold-offered instances: {shown}", highlight=False)
 
 
 @handle_errors
@@ -261,6 +301,9 @@ def eval_cmd(
     ),
     judge: str | None = JudgeOpt,
     judge_cache: Path | None = JudgeCacheOpt,
+    retriever: str | None = RetrieverOpt,
+    k: int | None = RetrievalKOpt,
+    pool: Path | None = PoolOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """Run a model over a dataset and score it; with --conversations, over whole conversations of held-out environment episodes.
@@ -277,6 +320,8 @@ def eval_cmd(
             raise UsageError("--conversations plays generated episodes: give no --data/--format/-o")
         if role:
             raise UsageError("--role goes with the alpha-umi agents, not with --conversations")
+        if retriever is not None or k is not None or pool is not None:
+            raise UsageError("--retriever, --k and --pool go with --data, not --conversations")
         if agent not in (None, AGENT):
             raise UsageError(f"--conversations is played by the {AGENT} agent, not {agent!r}")
         task = conversation_task(
@@ -311,6 +356,8 @@ def eval_cmd(
             max_turns=max_turns or 9,
             run_dir=out,
         )
+        check_retrieval(retriever, k, pool)  # before the dataset is read
+        task.retriever, task.k, task.tool_pool = retriever, k, pool
     bar = _Bar(f"eval {model}")
     try:
         log = evaluate(

@@ -68,6 +68,14 @@ class RunSpec(BaseModel):
     answer_key_read_by: str | None = None
     #: the environment that executes the calls, when the task named one
     environment: str | None = None
+    #: retrieval in the loop: the retriever that chose each instance's offered tools
+    retriever: str | None = None
+    #: how many tools it offered per instance
+    retrieval_k: int | None = None
+    #: the pool file it searched (``None``: the dataset's tools)
+    tool_pool: str | None = None
+    #: how many tools the pool held
+    pool_size: int | None = None
 
 
 class FigureDef(BaseModel):

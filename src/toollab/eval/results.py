@@ -28,6 +28,7 @@ from toollab.eval.metrics.registry import (
     scorer_class,
     scorer_names,
 )
+from toollab.eval.metrics.retrieval import RetrievalScorer, retrieval_groups
 from toollab.eval.metrics.sample import figure_definitions
 from toollab.eval.metrics.stats import aggregate_repeats
 from toollab.schema import Instance
@@ -133,6 +134,10 @@ def score_predictions(
     see :func:`select_scorers`)."""
 
     scorers = select_scorers(instances, metrics, judge, judge_cache, scorer_options)
+    if any(p.offered_tools is not None for p in predictions) and not any(
+        isinstance(sc, RetrievalScorer) for sc in scorers
+    ):
+        scorers.append(RetrievalScorer())  # a retriever chose the tools: score it apart
     order = {inst_id: i for i, inst_id in enumerate(instances)}
     preds = sorted(predictions, key=lambda p: (p.repeat, order.get(p.id, len(order)), p.id))
     by_repeat: dict[int, list[Prediction]] = {}
@@ -141,6 +146,8 @@ def score_predictions(
     per_repeat: dict[str, list[MetricResult]] = {sc.name: [] for sc in scorers}
     for r in sorted(by_repeat):
         scored = score_all(by_repeat[r], instances, scorers)
+        for sc in scorers:
+            retrieval_groups(sc, scored[sc.name], by_repeat[r], instances)
         for name, res in scored.items():
             per_repeat[name].append(res)
 

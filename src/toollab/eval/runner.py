@@ -65,11 +65,14 @@ from toollab.models.base import (
     run_sync,
 )
 from toollab.models.registry import ModelSource
+from toollab.retrieval.offer import ToolOffer, check_retrieval, offered_names
 from toollab.schema import Instance
 from toollab.schema.record import Prediction
 from toollab.templates.base import Template, get_template
 
 DEFAULT_MAX_TOKENS = 256
+#: tools offered per instance by a retriever when no k is given
+DEFAULT_RETRIEVAL_K = 5
 
 #: run.json fields that must match for a run to continue in the same directory
 IDENTITY_FIELDS = (
@@ -87,6 +90,9 @@ IDENTITY_FIELDS = (
     "top_p",
     "max_turns",
     "dataset",
+    "retriever",
+    "retrieval_k",
+    "tool_pool",
 )
 
 
@@ -123,6 +129,13 @@ class EvalConfig(BaseModel):
     judge: str | None = None
     #: the judge's answer cache (JSONL); default ``OUT/judge_cache.jsonl``
     judge_cache: str | None = None
+    #: retrieval in the loop: each instance is offered the top ``retrieval_k`` tools this
+    #: retriever (``bm25``, ``dense``, ``hybrid``) finds in the pool (:mod:`toollab.retrieval.offer`)
+    retriever: str | None = None
+    #: tools offered per instance with a retriever (default 5)
+    retrieval_k: int | None = None
+    #: a pool file to retrieve from (default: the dataset's tools)
+    tool_pool: str | None = None
 
 
 @dataclass
@@ -216,6 +229,9 @@ def resolved_config(
         timeout=config.timeout,
         judge=config.judge,
         judge_cache=config.judge_cache,
+        retriever=config.retriever,
+        retrieval_k=(config.retrieval_k or DEFAULT_RETRIEVAL_K) if config.retriever else None,
+        tool_pool=str(Path(config.tool_pool).resolve()) if config.tool_pool else None,
         dataset=dataset.fingerprint,
         dataset_name=dataset.name,
         instances=n_instances,
@@ -258,10 +274,21 @@ def run_eval(
     """
 
     started = time.perf_counter()
+    check_retrieval(config.retriever, config.retrieval_k, config.tool_pool)
     dataset, instances = load_instances(config, dataset)
     source = model if isinstance(model, ModelSource) else ModelSource(model or config.model)
     config = config.model_copy(update={"model": source.name})
     spec = resolved_config(config, dataset, len(instances), agent)
+    if spec.retriever is not None and spec.retrieval_k is not None:
+        offer = ToolOffer.build(
+            spec.retriever,
+            spec.retrieval_k,
+            instances=instances,
+            pool=dataset.tools,
+            pool_file=config.tool_pool,
+        )
+        instances = offer.offer(instances)  # the retrieved tools replace the offered ones
+        spec.pool_size = offer.pool_size
     template = get_template(spec.template)
     if agent is None:
         agent = get_agent(spec.agent)
@@ -342,6 +369,7 @@ def run_eval(
                         fingerprint=dataset.fingerprint,
                         timeout=config.timeout,
                         concurrency=config.concurrency or max(1, active.max_concurrency),
+                        record_offered=spec.retriever is not None,
                         on_done=(
                             (lambda pred: progress.sample_done(task_name, pred))
                             if progress is not None
@@ -581,6 +609,7 @@ async def _run_pending(
     timeout: float | None,
     concurrency: int,
     on_done: Callable[[Prediction], None] | None,
+    record_offered: bool = False,
 ) -> list[Prediction]:
     queue = collections.deque(pending)
     done: list[Prediction] = []
@@ -603,6 +632,8 @@ async def _run_pending(
                 fingerprint=fingerprint,
                 timeout=timeout,
             )
+            if record_offered:
+                pred.offered_tools = offered_names(inst)
             store.append(pred, sync=False)
             unsynced.append(pred)
             wake.set()

@@ -43,6 +43,7 @@ from toollab.eval.store import MAX_REPEATS
 from toollab.models import registry as model_registry
 from toollab.models.base import Model
 from toollab.models.registry import ModelSource
+from toollab.retrieval.offer import check_retrieval
 from toollab.schema import Instance
 from toollab.templates.base import get_template
 
@@ -78,6 +79,14 @@ class Task:
     max_turns: int = 9
     #: the task's run directory (default: ``log_dir/runs/NAME``)
     run_dir: str | Path | None = None
+    #: retrieval in the loop: a retriever (``bm25``, ``dense``, ``hybrid``) whose top ``k``
+    #: tools for each query replace the tools the instance offers (the gold tools are never
+    #: added); ``None``: the dataset's offered tools
+    retriever: str | None = None
+    #: tools offered per instance with a retriever (default 5)
+    k: int | None = None
+    #: a pool file to retrieve from (default: the dataset's tool pool and every instance's tools)
+    tool_pool: str | Path | None = None
 
     def __post_init__(self) -> None:
         check_task(self, "Task")
@@ -156,6 +165,14 @@ def check_task(task: Task, where: str) -> None:
     _optional(where, "run_dir", task.run_dir, (str, Path), _PATH)
     if task.run_dir is not None and not str(task.run_dir).strip():
         raise ArgumentError(f"{where}.run_dir", "a non-empty path or None", task.run_dir)
+    _optional(where, "retriever", task.retriever, (str,), "a retriever name (bm25, dense, hybrid)")
+    if task.k is not None:
+        check_int(f"{where}.k", task.k, minimum=1)
+    _optional(where, "tool_pool", task.tool_pool, (str, Path), _PATH)
+    if task.retriever is None and (task.k is not None or task.tool_pool is not None):
+        raise ArgumentError(
+            f"{where}.retriever", "a retriever name when k or tool_pool is given", None
+        )
 
 
 def _dataset_of(task: Task) -> tuple[Dataset, str, str]:
@@ -328,6 +345,7 @@ def evaluate(
             get_agent(task.agent)
         if task.template is not None:
             get_template(task.template)
+        check_retrieval(task.retriever, task.k, task.tool_pool)
     with ModelSource(model) as source:
         log = EvalLog(model=source.name, log_dir=str(root) if root is not None else "")
         for task, (dataset, fmt, data_path), name, env in zip(
@@ -356,6 +374,9 @@ def evaluate(
                 concurrency=concurrency,
                 judge=judge,
                 judge_cache=str(judge_cache) if judge_cache is not None else None,
+                retriever=task.retriever,
+                retrieval_k=task.k,
+                tool_pool=str(task.tool_pool) if task.tool_pool is not None else None,
             )
             outcome = run_eval(
                 config,

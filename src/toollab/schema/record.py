@@ -148,6 +148,9 @@ class Prediction(BaseModel):
     usage: dict[str, int] = Field(default_factory=dict)
     timings: dict[str, float] = Field(default_factory=dict)
     metadata: dict[str, object] = Field(default_factory=dict)
+    #: the names of the tools the instance was offered when a retriever chose them (retrieval in
+    #: the loop, best first); ``None`` when the dataset's own offered tools were used
+    offered_tools: list[str] | None = None
 
     @property
     def calls(self) -> list[ToolCall]:

@@ -6,7 +6,7 @@
 Scorers: ``seal_tools``, ``bfcl``, ``deer``, ``deer_baseline``, ``alpha_umi``, ``tooleyes``
 (optional LLM judge), ``environment`` (toollab's environments), ``conversation`` (whole
 conversations over held-out environment episodes), ``execution`` (SambaNova ToolBench data),
-``dialogue``; corrected variants, run only when named:
+``dialogue``, ``retrieval`` (runs with retrieval in the loop); corrected variants, run only when named:
 ``seal_tools_strict``, ``deer_strict``, ``tooleyes_strict``.  See docs/metrics.md.
 """
 
@@ -18,6 +18,7 @@ from toollab.eval.metrics import (  # noqa: F401  (registration)
     dialogue,
     environment,
     execution,
+    retrieval,
     seal_tools,
     tooleyes,
 )

@@ -1,0 +1,103 @@
+"""Retrieval in the loop: each instance is offered the top-k tools a retriever finds for its
+query in a large pool, instead of the tools the dataset hands it.
+
+* the pool is the union of the dataset's tool pool and every instance's offered tools, or the
+  tools of a pool file the user names (read by :meth:`toollab.tools.ToolPool.load`: a malformed
+  file is a :class:`~toollab.tools.pool.PoolFileError` naming the file, line and tool);
+* the query is ``Instance.query``; the retriever's top ``k`` hits, best first, replace
+  ``Instance.tools``; the gold tools are never added, so a retriever miss stays a miss
+  (``metadata["gold_not_offered"]`` names the gold tools left out);
+* the retriever is a registered one (``bm25``, ``dense``, ``hybrid``; an unknown name is a
+  :class:`~toollab.errors.UsageError` with a did-you-mean), ``k`` a positive integer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from toollab.data.base import tool_pool
+from toollab.errors import UsageError
+from toollab.retrieval.base import RETRIEVERS, Retriever, check_k, get_retriever
+from toollab.schema import Instance, Tool
+
+__all__ = ["ToolOffer", "check_retrieval", "load_pool", "offered_names"]
+
+#: instances retrieved for at once
+_BATCH = 64
+
+
+def check_retrieval(retriever: str | None, k: int | None, pool: str | Path | None) -> None:
+    """Refuse an unknown retriever, a ``k`` below 1 and ``k`` / ``pool`` without a retriever."""
+    if retriever is None:
+        if k is not None or pool is not None:
+            raise UsageError(
+                "--k and --pool (k and tool_pool) go with --retriever (bm25, dense or hybrid)"
+            )
+        return
+    if not isinstance(retriever, str) or not retriever.strip():
+        raise UsageError(f"--retriever takes a retriever name, got {retriever!r}")
+    RETRIEVERS.get(retriever)  # an unknown name fails here, with a did-you-mean
+    if k is not None:
+        try:
+            check_k(k)
+        except UsageError:
+            raise UsageError(f"--k must be a positive integer (1 or more), got {k!r}") from None
+
+
+def load_pool(path: str | Path) -> list[Tool]:
+    """The tools of a pool file (JSONL / JSON / YAML list, or a Python module of tools)."""
+    from toollab.tools import ToolPool
+
+    return list(ToolPool.load(path).tools)
+
+
+def offered_names(instance: Instance) -> list[str]:
+    """The names of the tools an instance offers, in order."""
+    return [t.name for t in instance.tools]
+
+
+@dataclass
+class ToolOffer:
+    """An indexed retriever and the number of tools to offer per instance."""
+
+    retriever: Retriever
+    k: int
+
+    @classmethod
+    def build(
+        cls,
+        name: str,
+        k: int,
+        *,
+        instances: Sequence[Instance],
+        pool: Sequence[Tool] = (),
+        pool_file: str | Path | None = None,
+    ) -> ToolOffer:
+        """Index the pool (the pool file's tools, else ``pool`` plus every instance's tools)."""
+        check_retrieval(name, k, pool_file)
+        if pool_file is not None:
+            tools = load_pool(pool_file)
+        else:
+            tools = tool_pool([*pool, *(t for inst in instances for t in inst.tools)])
+        return cls(get_retriever(name).index(tools), k)
+
+    @property
+    def pool_size(self) -> int:
+        return len(self.retriever.tools)
+
+    def offer(self, instances: Sequence[Instance]) -> list[Instance]:
+        """Each instance with its tools replaced by the top-k tools retrieved for its query."""
+        out: list[Instance] = []
+        for start in range(0, len(instances), _BATCH):
+            chunk = instances[start : start + _BATCH]
+            results = self.retriever.retrieve_many([inst.query for inst in chunk], self.k)
+            for inst, hits in zip(chunk, results, strict=True):
+                tools = [h.tool for h in hits]
+                names = {t.name for t in tools}
+                meta = dict(inst.metadata)
+                meta["gold_not_offered"] = sorted({c.name for c in inst.gold} - names)
+                meta["retriever"] = self.retriever.name
+                out.append(inst.model_copy(update={"tools": tools, "metadata": meta}))
+        return out
