@@ -274,6 +274,16 @@ class TrainConfig(ConfigBase):
             raise bad(
                 "save_steps", "`save_steps`, `logging_steps`, `save_total_limit` must be >= 1"
             )
+        if (
+            (self.validation_data or self.validation_fraction > 0)
+            and self.eval_steps
+            and self.save_steps % self.eval_steps
+        ):
+            raise bad(
+                "eval_steps",
+                f"`save_steps` ({self.save_steps}) must be a multiple of `eval_steps` "
+                f"({self.eval_steps}): the best checkpoint is chosen at the validations",
+            )
         if not 0 <= self.validation_fraction < 1:
             raise bad("validation_fraction", "`validation_fraction` must be in [0, 1)")
         if not 0 <= self.lora_dropout < 1:

@@ -271,17 +271,22 @@ def role_data(files: list[str]) -> tuple[dict[Stage, list[dict[str, object]]], d
     return out, counts
 
 
-def _write_data(out: Path, data: dict[Stage, list[dict[str, object]]]) -> str:
-    """``data/<stage>.jsonl``; the data's hash (the same traces give the same files)."""
+def _data_files(data: dict[Stage, list[dict[str, object]]]) -> tuple[dict[Stage, str], str]:
+    """Each stage's ``data/<stage>.jsonl`` text, and their hash."""
     h = hashlib.sha256()
+    texts: dict[Stage, str] = {}
     for stage in STAGES:
-        text = "".join(json.dumps(ex, ensure_ascii=False) + "\n" for ex in data[stage])
-        h.update(text.encode("utf-8"))
+        texts[stage] = "".join(json.dumps(ex, ensure_ascii=False) + "\n" for ex in data[stage])
+        h.update(texts[stage].encode("utf-8"))
+    return texts, h.hexdigest()
+
+
+def _write_data(out: Path, texts: dict[Stage, str]) -> None:
+    for stage, text in texts.items():
         target = out / "data" / f"{stage}.jsonl"
         if not (target.is_file() and target.read_text(encoding="utf-8") == text):
             target.parent.mkdir(parents=True, exist_ok=True)
             write_text_atomic(target, text)
-    return h.hexdigest()
 
 
 # -- the run -----------------------------------------------------------------------------------
@@ -339,8 +344,6 @@ def train_glpft(
     cfg: GlpftConfig, *, console: Console | None = None, quiet: bool = False
 ) -> GlpftResult:
     """Run (or go on with) the four stages; see the module docstring."""
-    from toollab.train.sft import train_sft
-
     console = console or Console(stderr=True)
     cfg.validate()
     out = check_run_folder(cfg.output_dir, force=cfg.force)
@@ -351,16 +354,19 @@ def train_glpft(
             path=out,
         )
     data, traces = role_data(cfg.traces)  # every trace checked before anything is written
+    from toollab.train.sft import train_sft  # torch, transformers: once the input is good
+
+    texts, digest = _data_files(data)
     started = any((out / s).exists() for s in STAGES)
-    out.mkdir(parents=True, exist_ok=True)
-    mark_folder(out)
-    digest = _write_data(out, data)
     if before is not None and started and not cfg.overwrite and before.get("data_sha256") != digest:
         raise InputError(
             "the traces give other role data than when this run started: go on with the same "
             "traces, or start afresh (overwrite: true)",
             path=out,
         )
+    out.mkdir(parents=True, exist_ok=True)
+    mark_folder(out)
+    _write_data(out, texts)
     record: dict[str, Any] = {
         "written_by": MARK,
         "kind": "glpft",
