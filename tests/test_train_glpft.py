@@ -4,6 +4,7 @@ record, resuming, the role data as upstream renders it, and bad input refused wi
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -135,6 +136,10 @@ def test_config_names_the_stage_option(tmp_path: Path) -> None:
     backbone = stage_config(cfg, "backbone", Path(cfg.output_dir))
     assert (backbone.learning_rate, backbone.epochs, backbone.warmup_ratio) == (2e-4, 2.0, 0.4)
     assert backbone.init_adapter == "" and backbone.truncation == "left"
+    shipped = GlpftConfig.load(Path(__file__).resolve().parents[1] / "configs" / "glpft-lora.yaml")
+    assert dataclasses.asdict(shipped) | {"output_dir": "", "traces": []} == dataclasses.asdict(
+        GlpftConfig()
+    )  # the shipped config spells out the defaults
 
 
 # -- a real run ----------------------------------------------------------------------------------
