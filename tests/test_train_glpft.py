@@ -119,6 +119,16 @@ def test_a_role_without_samples_is_refused(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "no caller sample" in res.output, res.output
 
 
+def test_a_folder_or_an_sft_run_is_refused(traces: Path, tmp_path: Path) -> None:
+    res = _cli("--output-dir", str(tmp_path / "run"), "--traces", str(tmp_path))
+    assert res.exit_code == 2 and "is not a file" in res.output
+    sft_run = tmp_path / "sft"
+    sft_run.mkdir()
+    (sft_run / "run.json").write_text(json.dumps({"status": "finished", "config": {}}))
+    res = _cli("--output-dir", str(sft_run), "--traces", str(traces))
+    assert res.exit_code == 2 and "not a GLPFT run" in res.output
+
+
 def test_config_names_the_stage_option(tmp_path: Path) -> None:
     res = _cli("--output-dir", str(tmp_path), "--traces", "t.json", "--planner-learning-rate", "2")
     assert res.exit_code == 2 and "planner_learning_rate" in res.output

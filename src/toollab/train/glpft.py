@@ -233,7 +233,8 @@ def role_data(files: list[str]) -> tuple[dict[Stage, list[dict[str, object]]], d
                 path=path,
             )
         if not path.is_file():
-            raise InputError("trace file not found", path=path)
+            found = "is not a file" if path.exists() else "not found"
+            raise InputError(f"trace file {found} (give α-UMi JSON files)", path=path)
         n = 0
         for rec in read_records(path):
             where = f"record {rec.index}"
@@ -348,6 +349,12 @@ def train_glpft(
     cfg.validate()
     out = check_run_folder(cfg.output_dir, force=cfg.force)
     before = _record(out)
+    if before is not None and before.get("kind") != "glpft":
+        raise InputError(
+            "output_dir holds another kind of training run (a train sft run), not a GLPFT run: "
+            "choose another output_dir",
+            path=out,
+        )
     if before is not None and before.get("status") == "finished" and not cfg.overwrite:
         raise InputError(
             "output_dir holds a finished GLPFT run (give another output_dir, or overwrite: true)",
