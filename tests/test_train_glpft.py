@@ -120,7 +120,9 @@ def test_a_role_without_samples_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_folder_or_an_sft_run_is_refused(traces: Path, tmp_path: Path) -> None:
-    res = _cli("--output-dir", str(tmp_path / "run"), "--traces", str(tmp_path))
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    res = _cli("--output-dir", str(tmp_path / "run"), "--traces", str(folder))
     assert res.exit_code == 2 and "is not a file" in res.output
     sft_run = tmp_path / "sft"
     sft_run.mkdir()
