@@ -96,6 +96,59 @@ def sft_cmd(
     _run(ctx, config, as_json, quiet)
 
 
+def _glpft_help() -> str:
+    from toollab.train.glpft import GlpftConfig
+
+    return (
+        "α-UMi's GLPFT: stage 1 fine-tunes a backbone on the whole task, stage 2 a planner, a "
+        "caller and a summarizer, each started from stage 1, on the role data of α-UMi-format "
+        "traces (train split; toollab data alpha-umi). Resumable: run it again to go on.\n\n"
+        "Options come from a YAML file (--config) and/or flags; flags win:\n\n"
+        + flags_help(GlpftConfig).replace("\n", "\n\n")
+    )
+
+
+@train_app.command("glpft", context_settings=_EXTRA, help=_glpft_help())
+@handle_errors
+def glpft_cmd(
+    ctx: typer.Context,
+    config: Path | None = typer.Option(None, "--config", "-c", help="YAML GLPFT config."),
+    as_json: bool = JsonOpt,
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress display."),
+) -> None:
+    from toollab.train.glpft import GlpftConfig
+
+    overrides = parse_flags(list(ctx.args), GlpftConfig)
+    cfg = (
+        GlpftConfig.load(config, overrides)
+        if config is not None
+        else GlpftConfig.from_dict(overrides)
+    )
+    check_run_folder(cfg.output_dir, force=cfg.force)  # before torch is imported
+    from toollab.train.glpft import train_glpft
+
+    res = train_glpft(cfg, console=console, quiet=quiet or as_json)
+    if as_json:
+        emit_json(
+            {
+                "output_dir": str(res.output_dir),
+                "outputs": res.outputs,
+                "stages": {
+                    s: {k: r.get(k) for k in ("kept", "global_step", "last_loss", "resumed_from")}
+                    for s, r in res.stages.items()
+                },
+                "commands": res.commands,
+            }
+        )
+        return
+    for stage, r in res.stages.items():
+        how = "kept" if r.get("kept") else f"{r.get('global_step')} steps"
+        console.print(f"{stage}: {how}, last loss {r.get('last_loss')} → {res.outputs[stage]}")
+    console.print("Export the roles, then run the agent and the backbone:", highlight=False)
+    for line in res.commands:
+        console.print(f"  {line}", highlight=False, soft_wrap=True)
+
+
 @train_app.command("recipe", context_settings=_EXTRA)
 @handle_errors
 def recipe_cmd(

@@ -16,7 +16,7 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 from toollab.data.yaml_limits import read_yaml_file
 from toollab.errors import InputError
@@ -94,8 +94,69 @@ def _f(default: Any, help: str) -> Any:
     return field(default=default, metadata={"help": help})
 
 
+C = TypeVar("C", bound="ConfigBase")
+
+
+class ConfigBase:
+    """What every typed config dataclass shares: reading a mapping / a YAML file into it, every
+    key and type checked (:func:`parse_flags` and :func:`flags_help` read the same fields)."""
+
+    @classmethod
+    def fields(cls) -> dict[str, dataclasses.Field[Any]]:
+        return {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+
+    @classmethod
+    def from_dict(cls: type[C], raw: Mapping[str, object], *, file: str | None = None) -> C:
+        """Typed config from a mapping (a parsed YAML file); every key and type checked."""
+        if not isinstance(raw, dict):
+            raise InputError("a training config is a mapping of option: value", path=file)
+        known = cls.fields()
+        hints = typing.get_type_hints(cls)
+        values: dict[str, Any] = {}
+        for key, value in raw.items():
+            name = str(key).replace("-", "_")
+            if name not in known:
+                import difflib
+
+                close = difflib.get_close_matches(name, list(known), n=1)
+                hint = f" (did you mean `{close[0]}`?)" if close else ""
+                raise InputError(f"unknown option `{key}`{hint}", path=file, where=str(key))
+            values[name] = _coerce(value, hints[name], str(key), file)
+        cfg = cls(**values)
+        cfg.validate(file)
+        return cfg
+
+    @classmethod
+    def load(
+        cls: type[C],
+        path: str | Path,
+        overrides: Mapping[str, object] | None = None,
+        paths_from: Path | None = None,
+    ) -> C:
+        """A YAML config file, then ``overrides`` (already typed or strings from flags).
+
+        Relative paths in the file are taken from ``paths_from`` (default: the file's folder)."""
+        p = Path(path)
+        # the YAML limits (aliases, depth, integers), UTF-8, a regular file
+        raw = read_yaml_file(p)
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, dict):
+            raise InputError("a training config is a mapping of option: value", path=p)
+        base = paths_from or Path(p).resolve().parent
+        raw = {**raw, **(overrides or {})}
+        cfg = cls.from_dict(raw, file=str(p))
+        return cfg.relative_to(base, set(raw) - set(overrides or {}))
+
+    def relative_to(self: C, base: Path, keys: set[str]) -> C:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def validate(self, file: str | None = None) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
 @dataclass
-class TrainConfig:
+class TrainConfig(ConfigBase):
     """Supervised fine-tuning (LoRA or full) of a causal LM on toollab's SFT example files."""
 
     # -- what ---------------------------------------------------------------------------------
@@ -113,6 +174,11 @@ class TrainConfig:
         "bundled", "`bundled`, a GGUF file (converted once, cached) or a transformers folder."
     )
     method: Literal["lora", "full"] = _f("lora", "LoRA adapter or full fine-tuning.")
+    init_adapter: str = _f(
+        "",
+        "LoRA: start from this adapter folder (a previous run's adapter/) instead of a fresh "
+        "adapter; its rank, alpha and targets are kept. Empty: a fresh adapter.",
+    )
     lora_r: int = _f(16, "LoRA rank.")
     lora_alpha: int = _f(32, "LoRA alpha (the update is scaled by alpha / r).")
     lora_dropout: float = _f(0.05, "Dropout on the LoRA input.")
@@ -171,54 +237,6 @@ class TrainConfig:
         False, "Also write merged/: the base with the adapter merged in (a next stage's base)."
     )
 
-    # -- reading ------------------------------------------------------------------------------
-    @classmethod
-    def fields(cls) -> dict[str, dataclasses.Field[Any]]:
-        return {f.name: f for f in dataclasses.fields(cls)}
-
-    @classmethod
-    def from_dict(cls, raw: Mapping[str, object], *, file: str | None = None) -> TrainConfig:
-        """Typed config from a mapping (a parsed YAML file); every key and type checked."""
-        if not isinstance(raw, dict):
-            raise InputError("a training config is a mapping of option: value", path=file)
-        known = cls.fields()
-        hints = typing.get_type_hints(cls)
-        values: dict[str, Any] = {}
-        for key, value in raw.items():
-            name = str(key).replace("-", "_")
-            if name not in known:
-                import difflib
-
-                close = difflib.get_close_matches(name, list(known), n=1)
-                hint = f" (did you mean `{close[0]}`?)" if close else ""
-                raise InputError(f"unknown option `{key}`{hint}", path=file, where=str(key))
-            values[name] = _coerce(value, hints[name], str(key), file)
-        cfg = cls(**values)
-        cfg.validate(file)
-        return cfg
-
-    @classmethod
-    def load(
-        cls,
-        path: str | Path,
-        overrides: Mapping[str, object] | None = None,
-        paths_from: Path | None = None,
-    ) -> TrainConfig:
-        """A YAML config file, then ``overrides`` (already typed or strings from flags).
-
-        Relative paths in the file are taken from ``paths_from`` (default: the file's folder)."""
-        p = Path(path)
-        # the YAML limits (aliases, depth, integers), UTF-8, a regular file
-        raw = read_yaml_file(p)
-        if raw is None:
-            raw = {}
-        if not isinstance(raw, dict):
-            raise InputError("a training config is a mapping of option: value", path=p)
-        base = paths_from or Path(p).resolve().parent
-        raw = {**raw, **(overrides or {})}
-        cfg = cls.from_dict(raw, file=str(p))
-        return cfg.relative_to(base, set(raw) - set(overrides or {}))
-
     def relative_to(self, base: Path, keys: set[str]) -> TrainConfig:
         """Paths written in a config file are relative to the file's folder."""
 
@@ -230,6 +248,8 @@ class TrainConfig:
             out.output_dir = fix(self.output_dir)
         if "base" in keys:
             out.base = fix(self.base)
+        if "init_adapter" in keys:
+            out.init_adapter = fix(self.init_adapter)
         if "data" in keys:
             out.data = [DataSource(fix(s.path), s.weight) for s in self.data]
         if "validation_data" in keys:
@@ -253,6 +273,16 @@ class TrainConfig:
         if self.save_steps < 1 or self.logging_steps < 1 or self.save_total_limit < 1:
             raise bad(
                 "save_steps", "`save_steps`, `logging_steps`, `save_total_limit` must be >= 1"
+            )
+        if (
+            (self.validation_data or self.validation_fraction > 0)
+            and self.eval_steps
+            and self.save_steps % self.eval_steps
+        ):
+            raise bad(
+                "eval_steps",
+                f"`save_steps` ({self.save_steps}) must be a multiple of `eval_steps` "
+                f"({self.eval_steps}): the best checkpoint is chosen at the validations",
             )
         if not 0 <= self.validation_fraction < 1:
             raise bad("validation_fraction", "`validation_fraction` must be in [0, 1)")
@@ -279,6 +309,8 @@ class TrainConfig:
             raise bad("threads", f"`threads` must be <= 4,096, got {self.threads}")
         if self.method == "lora" and not self.lora_targets:
             raise bad("lora_targets", "LoRA needs at least one target module")
+        if self.init_adapter and self.method != "lora":
+            raise bad("init_adapter", "`init_adapter` is for method: lora")
 
     def to_dict(self) -> dict[str, object]:
         out = dataclasses.asdict(self)
@@ -380,7 +412,7 @@ def _coerce(value: Any, tp: Any, key: str, file: str | None) -> Any:
     raise TypeError(f"unsupported config type {tp}")  # pragma: no cover
 
 
-def parse_flags(args: list[str], cls: type[TrainConfig] = TrainConfig) -> dict[str, object]:
+def parse_flags(args: list[str], cls: type[ConfigBase] = TrainConfig) -> dict[str, object]:
     """``--key value`` / ``--key=value`` / ``--flag`` / ``--no-flag`` into typed overrides.
 
     A list option may be repeated (``--data a.jsonl --data b.jsonl:2``) or comma-separated."""
@@ -424,11 +456,11 @@ def parse_flags(args: list[str], cls: type[TrainConfig] = TrainConfig) -> dict[s
     return out
 
 
-def flags_help(cls: type[TrainConfig] = TrainConfig) -> str:
+def flags_help(cls: type[ConfigBase] = TrainConfig) -> str:
     """One line per option: flag, type, default, help (the CLI's help text)."""
     hints = typing.get_type_hints(cls)
     lines = []
-    for f in dataclasses.fields(cls):
+    for f in cls.fields().values():
         default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
         if isinstance(default, list):
             default = ",".join(str(getattr(d, "path", d)) for d in default) or "[]"

@@ -36,6 +36,9 @@ class SFTExample:
     spans: list[tuple[int, int]]
     source: str = ""
     where: str = ""  # file:line, for messages
+    #: each span tokenized on its own, apart from the text before it (a completion prompt: the
+    #: model reads the prompt tokenized alone, then writes the target's tokens)
+    spans_apart: bool = False
 
     @classmethod
     def from_json(cls, obj: Any, path: Path, line: int) -> SFTExample:
@@ -81,9 +84,12 @@ class SFTExample:
         for (_, e1), (s2, _) in itertools.pairwise(out):
             if s2 < e1:
                 raise bad("`spans` overlap")
+        apart = obj.get("spans_apart", False)
+        if not isinstance(apart, bool):
+            raise bad(f"`spans_apart` must be true or false, got {apart!r}")
         ident = obj.get("id", f"{path.name}:{line}")
         source = obj.get("source", "")
-        return cls(str(ident), text, out, str(source), where)
+        return cls(str(ident), text, out, str(source), where, apart)
 
 
 def read_sft_file(path: str | Path) -> list[SFTExample]:
@@ -178,20 +184,48 @@ def target_mask(offsets: Sequence[tuple[int, int]], spans: Sequence[tuple[int, i
 
 
 def encode(example: SFTExample, tokenizer: Any, max_length: int, truncation: str) -> Encoded:
-    """Token ids of ``example.text`` (no added special tokens) and labels on its spans."""
-    enc = tokenizer(
-        example.text,
-        add_special_tokens=False,
-        return_offsets_mapping=True,
-        truncation=False,
-    )
-    ids = list(enc["input_ids"])
-    mask = target_mask([tuple(o) for o in enc["offset_mapping"]], example.spans)
+    """Token ids of ``example.text`` (no added special tokens) and labels on its spans; with
+    ``spans_apart`` the text is cut at the span boundaries and each piece tokenized alone."""
+    if example.spans_apart:
+        ids, mask = _encode_apart(example, tokenizer)
+    else:
+        enc = tokenizer(
+            example.text,
+            add_special_tokens=False,
+            return_offsets_mapping=True,
+            truncation=False,
+        )
+        ids = list(enc["input_ids"])
+        mask = target_mask([tuple(o) for o in enc["offset_mapping"]], example.spans)
     if len(ids) > max_length:
         cut = slice(len(ids) - max_length, None) if truncation == "left" else slice(0, max_length)
         ids, mask = ids[cut], mask[cut]
     labels = [t if m else IGNORE_INDEX for t, m in zip(ids, mask, strict=True)]
     return Encoded(ids, labels)
+
+
+def _encode_apart(example: SFTExample, tokenizer: Any) -> tuple[list[int], list[bool]]:
+    ids: list[int] = []
+    mask: list[bool] = []
+    at = 0
+    pieces: list[tuple[int, int, bool]] = []
+    for start, end in example.spans:
+        if start > at:
+            pieces.append((at, start, False))
+        pieces.append((start, end, True))
+        at = end
+    if at < len(example.text):
+        pieces.append((at, len(example.text), False))
+    for start, end, target in pieces:
+        enc = tokenizer(
+            example.text[start:end],
+            add_special_tokens=False,
+            return_offsets_mapping=True,
+            truncation=False,
+        )
+        ids += enc["input_ids"]
+        mask += [target and e > s for s, e in enc["offset_mapping"]]
+    return ids, mask
 
 
 def encode_all(

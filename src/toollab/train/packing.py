@@ -74,6 +74,8 @@ def sequences_key(
             h.update(len(ex.text).to_bytes(8, "little"))
             h.update(ex.text.encode("utf-8"))
             h.update(json.dumps(ex.spans).encode())
+            if ex.spans_apart:
+                h.update(b"spans_apart")
     return h.hexdigest()[:32]
 
 

@@ -161,7 +161,9 @@ def _need_bytes(model: Any, cfg: TrainConfig) -> int:
     import torch
 
     total = sum(p.numel() for p in model.parameters())
-    if cfg.method == "lora":
+    if hasattr(model, "peft_config"):  # an adapter already on it (init_adapter)
+        trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    elif cfg.method == "lora":
         targets = set(cfg.lora_targets)
         trainable = sum(
             cfg.lora_r * (m.in_features + m.out_features)
@@ -318,6 +320,28 @@ def _peft_config(cfg: TrainConfig, model: Any) -> Any:
     )
 
 
+def _from_adapter(cfg: TrainConfig, model: Any) -> Any:
+    """The base with ``init_adapter`` (a previous run's LoRA adapter) on it, trainable: the run
+    goes on from those weights (GLPFT's stage 2 from stage 1)."""
+    folder = Path(cfg.init_adapter)
+    if not (folder / "adapter_config.json").is_file():
+        raise InputError(
+            "init_adapter is not a LoRA adapter folder (no adapter_config.json; give a finished "
+            "run's adapter/)",
+            path=folder,
+            where="init_adapter",
+        )
+    from peft import PeftModel
+
+    try:
+        peft_model = PeftModel.from_pretrained(model, str(folder), is_trainable=True)
+    except (OSError, ValueError, KeyError, RuntimeError) as exc:
+        raise BackendError(f"could not load the adapter {folder}: {exc}") from exc
+    if cfg.gradient_checkpointing:
+        peft_model.enable_input_require_grads()  # the frozen embeddings feed the checkpoints
+    return peft_model
+
+
 def _write_json(path: Path, obj: Any) -> None:
     write_text_atomic(path, json.dumps(obj, indent=1, ensure_ascii=False, default=str))
 
@@ -465,7 +489,10 @@ def train_sft(
     _check_liger(cfg)
     base, mixture, tok, seqs = prepare(cfg, console)
     model = _load_model(cfg, base)
-    peft_config = _peft_config(cfg, model)
+    if cfg.init_adapter:
+        model, peft_config = _from_adapter(cfg, model), None
+    else:
+        peft_config = _peft_config(cfg, model)
     batch = device_batch(cfg, model)
 
     resume_from: Path | None = None
