@@ -84,12 +84,18 @@ def test_the_error_table_counts_each_planted_mistake(bench: tuple[Path, str]) ->
     html = (out / "report.html").read_text()
     errors = html[html.index('<h2 id="errors">') : html.index('<h2 id="failures">')]
     assert "<td class='num'>0 of 8</td><td class='num'>5 of 8</td>" in errors
-    for label in ("unparsable output", "no call where a call was due", "wrong tool"):
-        assert f"<tr><th>{label}</th><td class='num'>0</td><td class='num'>1</td>" in errors
+    for label in ("non-executable: unparsed", "no call where a call was due", "wrong tool"):
+        assert (
+            f"<tr><th>{label}</th><td class='num'>0 (0.0 %)</td><td class='num'>1 (12.5 %)</td>"
+            in errors
+        )
     # the crash reasons, by the environment's reason code, with its message
     assert "<tr><th>not_found</th>" in errors and escape("city not found: 'Atlantis'") in errors
     md = (out / "report.md").read_text()
-    assert "| wrong call count | 0 | 1 |" in md and "## Errors (per-sample classes)" in md
+    assert (
+        "| wrong call count | 0 (0.0 %) | 1 (12.5 %) |" in md
+        and "## Errors (per-sample classes)" in md
+    )
 
 
 def test_a_failed_sample_opens_with_its_prompt_output_calls_and_reason(

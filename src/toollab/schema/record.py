@@ -144,6 +144,9 @@ class Prediction(BaseModel):
     steps: list[Step] = Field(default_factory=list)
     #: what executing the program did (instances with an environment)
     execution: ExecutionRecord | None = None
+    #: the names of the tools a retriever offered the model (``None``: no retriever; the
+    #: instance's own tools were offered)
+    offered_tools: list[str] | None = None
     error: str | None = None
     usage: dict[str, int] = Field(default_factory=dict)
     timings: dict[str, float] = Field(default_factory=dict)
