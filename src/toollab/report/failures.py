@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from toollab.eval.log import TAXONOMY
-from toollab.eval.metrics.environment import Judge
 from toollab.eval.metrics.errors import (
     CLASSES,
     ErrorClass,
@@ -64,7 +63,6 @@ def run_failures(run: RunView) -> RunFailures:
     if not stored and run.instances.problem is not None:
         out.problem = run.instances.problem
         return out
-    judge = Judge()
     unknown = 0
     for sample in run.log.samples:
         inst = run.instances.by_id.get(sample.id)
@@ -73,7 +71,7 @@ def run_failures(run: RunView) -> RunFailures:
             if inst is None:
                 unknown += 1
                 continue
-            got = classify(inst, sample.prediction, judge) if has_answer_key(inst) else None
+            got = classify(inst, sample.prediction) if has_answer_key(inst) else None
         if got is None:
             continue  # no answer key to check against
         out.classified += 1
