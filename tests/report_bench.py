@@ -37,9 +37,9 @@ def planted_outputs() -> dict[str, tuple[str, str | None]]:
     wrong_city = [c.model_copy(deep=True) for c in weather[1].gold]
     assert wrong_city[0].arguments["city"] == "Madrid"  # the generator's seed-0 split
     wrong_city[0].arguments["city"] = "Atlantis"
-    out[weather[1].id] = (_program(wrong_city), "wrong_argument")
+    out[weather[1].id] = (_program(wrong_city), "wrong_value")
     out[weather[2].id] = (NO_CALL, "missed_call")
-    out[weather[3].id] = (UNPARSABLE, "unparsable")
+    out[weather[3].id] = (UNPARSABLE, "unparsed")
     out[fav[0].id] = (_program([*fav[0].gold, fav[0].gold[-1]]), "wrong_call_count")
     wrong_tool = [c.model_copy(deep=True) for c in fav[1].gold]
     wrong_tool[0] = wrong_tool[0].model_copy(update={"name": "list_breeds", "arguments": {}})

@@ -242,7 +242,7 @@ def test_the_two_model_bench_report_in_chromium(tmp_path_factory: pytest.TempPat
             hidden = page.locator(f"text={UNPARSABLE}").first.is_visible()
             run = page.locator("details.run", has_text=f"weather · {replay}")
             run.locator("summary").first.click()
-            sample = run.locator("details.sample", has_text="unparsable output")
+            sample = run.locator("details.sample", has_text="non-executable: unparsed")
             sample.locator("summary").click()
             shown = sample.inner_text()
             page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")

@@ -84,12 +84,18 @@ def test_the_error_table_counts_each_planted_mistake(bench: tuple[Path, str]) ->
     html = (out / "report.html").read_text()
     errors = html[html.index('<h2 id="errors">') : html.index('<h2 id="failures">')]
     assert "<td class='num'>0 of 8</td><td class='num'>5 of 8</td>" in errors
-    for label in ("unparsable output", "no call where a call was due", "wrong tool"):
-        assert f"<tr><th>{label}</th><td class='num'>0</td><td class='num'>1</td>" in errors
+    for label in ("non-executable: unparsed", "no call where a call was due", "wrong tool"):
+        assert (
+            f"<tr><th>{label}</th><td class='num'>0 (0.0 %)</td><td class='num'>1 (12.5 %)</td>"
+            in errors
+        )
     # the crash reasons, by the environment's reason code, with its message
     assert "<tr><th>not_found</th>" in errors and escape("city not found: 'Atlantis'") in errors
     md = (out / "report.md").read_text()
-    assert "| wrong call count | 0 | 1 |" in md and "## Errors (per-sample classes)" in md
+    assert (
+        "| wrong call count | 0 (0.0 %) | 1 (12.5 %) |" in md
+        and "## Errors (per-sample classes)" in md
+    )
 
 
 def test_a_failed_sample_opens_with_its_prompt_output_calls_and_reason(
@@ -134,8 +140,19 @@ def test_a_run_whose_dataset_is_gone_still_reports(bench: tuple[Path, str], tmp_
     (moved / "run.json").write_text(json.dumps(run))
     page, _md, _ = write_report([moved], tmp_path / "gone.html")
     text = page.read_text()
-    assert "its dataset" in text and "is not there any more" in text
+    # the classes come from the run's own record: no dataset needed
+    assert "4 of 4" not in text and "<td class='num'>3 of 4</td>" in text
+    assert "<tr><th>non-executable: unparsed</th><td class='num'>1 (25.0 %)</td>" in text
+    assert "(the run's dataset cannot be read)" in text  # the drill-down says what it lacks
     assert "<tr><th>not_found</th>" in text  # the crash reasons need only the predictions
+    # a run scored before the taxonomy, whose dataset is gone: no classes, and why
+    results = json.loads((moved / "results.json").read_text())
+    results["per_sample"].pop("taxonomy")
+    results.pop("taxonomy")
+    (moved / "results.json").write_text(json.dumps(results))
+    page, _md, _ = write_report([moved], tmp_path / "gone2.html")
+    text = page.read_text()
+    assert "its dataset" in text and "is not there any more" in text
 
 
 def test_runs_export_to_inspect_logs_and_read_back(bench: tuple[Path, str], tmp_path: Path) -> None:

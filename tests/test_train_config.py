@@ -197,7 +197,9 @@ def test_the_shipped_recipe_and_configs_are_valid(
     res = CliRunner().invoke(app, ["train", "recipe", "no-such-recipe"])
     assert res.exit_code == 2 and "smollm2-135m-tools" in res.output
     res = CliRunner().invoke(app, ["train", "recipe", "--max-steps", "3"])
-    assert res.exit_code == 2 and "sft-data/loop-conversations/examples.jsonl" in res.output  # not made yet
+    assert (
+        res.exit_code == 2 and "sft-data/loop-conversations/examples.jsonl" in res.output
+    )  # not made yet
 
 
 def test_the_recipe_data_script_writes_the_files_the_recipe_reads() -> None:

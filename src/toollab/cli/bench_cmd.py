@@ -16,6 +16,7 @@ from rich.table import Table
 
 from toollab.cli.alpha_umi_cmd import RoleOpt, close_agent, role_agent
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors, progress
+from toollab.cli.eval_cmd import print_taxonomy
 from toollab.cli.generate_cmd import resolve_envs
 from toollab.data.atomic import MARK, write_text_atomic
 from toollab.errors import UsageError
@@ -121,6 +122,9 @@ def print_table(result: BenchResult, out: Console | None = None) -> None:
     for e in result.envs:
         if e.lcs is not None:
             out.print(f"{e.env}: {lcs.label} {_fmt(e.lcs)} % ({lcs.definition})", highlight=False)
+    pooled = result.taxonomy()
+    if pooled is not None:
+        print_taxonomy(pooled, out, "error taxonomy, every environment")
     if result.report:
         out.print(f"report: {result.report}")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress, TaskID
 from rich.table import Table
@@ -25,7 +26,7 @@ from toollab.eval.conversations import (
     DEFAULT_STEPS,
     conversation_task,
 )
-from toollab.eval.log import Results, Scores
+from toollab.eval.log import Results, Scores, Taxonomy
 from toollab.eval.metrics.retrieval import GOLD_OFFERED
 from toollab.eval.progress import NoProgress
 from toollab.eval.rescore import Coverage, rescore
@@ -159,6 +160,8 @@ def print_results(scores: Scores, title: str, coverage: Coverage | None = None) 
         for note in notes:
             console.print(f"{scorer}: {escape(note)}", highlight=False)
     _print_retrieval(scores)
+    if scores.taxonomy is not None:
+        print_taxonomy(scores.taxonomy)
     c = scores.counts
     console.print(
         f"{c.predictions} predictions over {c.instances} instances"
@@ -187,6 +190,28 @@ def _print_retrieval(scores: Scores) -> None:
         n = scores.scorer_counts.get(scorer, {}).get(f"n:{GOLD_OFFERED}", 0)
         shown = ", ".join(f"{name} {fmt_value(value, None)}" for name, value in figs.items())
         console.print(f"{scorer} over the {n} gold-offered instances: {shown}", highlight=False)
+
+
+def print_taxonomy(taxonomy: Taxonomy, out: Console | None = None, title: str = "") -> None:
+    """The error taxonomy as a table (the classes that have samples, in precedence order; the
+    count and share of each), then the definition of each failure class shown."""
+    out = out or console
+    head = f"{taxonomy.classified} samples classified"
+    if taxonomy.unclassified:
+        head += f", {taxonomy.unclassified} without an answer key"
+    table = Table(title=f"{title or 'error taxonomy'} ({head})", title_justify="left")
+    table.add_column("class")
+    table.add_column("stage")
+    table.add_column("count", justify="right")
+    table.add_column("share", justify="right")
+    shown = [c for c in taxonomy.classes if c.count or not c.stage]
+    for c in shown:
+        share = f"{100 * c.share:.1f} %" if c.share is not None else "n/a"
+        table.add_row(c.label, c.stage or "-", str(c.count), share)
+    out.print(table)
+    for c in shown:
+        if c.stage:
+            out.print(f"{c.label}: {escape(c.definition)}", soft_wrap=False, highlight=False)
 
 
 @handle_errors

@@ -27,7 +27,7 @@ from toollab.data import Dataset
 from toollab.data.atomic import MARK, check_replaceable, write_text_atomic
 from toollab.envs.base import env_class, task_env_names
 from toollab.envs.generate import generate, split_complexity
-from toollab.eval.log import Results, RunSpec, TaskLog, task_log_of
+from toollab.eval.log import Results, RunSpec, TaskLog, Taxonomy, task_log_of
 from toollab.eval.metrics.environment import FIGURES, best_call_counts, call_counts
 from toollab.eval.progress import Progress
 from toollab.eval.results import score_predictions
@@ -78,6 +78,8 @@ class EnvSummary(BaseModel):
     seconds: float = 0.0
     run_dir: str = ""
     api_complexity: float | None = None
+    #: the run's error taxonomy (counts and shares per class)
+    taxonomy: Taxonomy | None = None
 
 
 def summary_of(log: TaskLog) -> EnvSummary:
@@ -104,6 +106,7 @@ def summary_of(log: TaskLog) -> EnvSummary:
         decision_acc=fig("decision_acc"),
         lcs=fig("lcs"),
         seconds=round(log.session.wall_s, 2) if log.session is not None else 0.0,
+        taxonomy=log.scores.taxonomy,
     )
 
 
@@ -137,9 +140,15 @@ class BenchResult(BaseModel):
             out[k] = sum(vals) / len(vals) if vals else None
         return out
 
+    def taxonomy(self) -> Taxonomy | None:
+        """The error taxonomy over every environment (``None`` when no run has one)."""
+        items = [e.taxonomy for e in self.envs if e.taxonomy is not None]
+        return Taxonomy.pooled(items) if items else None
+
     def to_json(self) -> dict[str, JsonValue]:
-        """``bench.json``'s content: the run, each figure's definition, the means, every
-        environment."""
+        """``bench.json``'s content: the run, each figure's definition, the means, the error
+        taxonomy over every environment, every environment."""
+        pooled = self.taxonomy()
         return {
             "written_by": MARK,
             "model": self.model,
@@ -152,6 +161,7 @@ class BenchResult(BaseModel):
             "report": self.report,
             "definitions": {f.name: f.describe() for f in FIGURES},
             "overall": dict(self.overall()),
+            "taxonomy": pooled.model_dump(mode="json") if pooled is not None else None,
             "envs": {e.env: e.model_dump(mode="json") for e in self.envs},
         }
 

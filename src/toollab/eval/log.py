@@ -143,13 +143,75 @@ class Session(BaseModel):
     repaired_bytes: int = 0
 
 
+#: the key of the error taxonomy's per-sample rows in :attr:`Scores.per_sample` (and
+#: :attr:`SampleLog.scores`)
+TAXONOMY = "taxonomy"
+
+
+class ClassCount(BaseModel):
+    """One class of the error taxonomy in a run: what it is and how many samples it has."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    #: the class (``wrong_tool``, ``correct``, ...)
+    key: str
+    #: the pipeline stage whose check it fails (empty for ``correct``)
+    stage: str = ""
+    label: str
+    definition: str
+    count: int = 0
+    #: ``count`` over the classified samples
+    share: float | None = None
+
+
+class Taxonomy(BaseModel):
+    """The error taxonomy of a run (:mod:`toollab.eval.metrics.errors`): every sample with an
+    answer key in exactly one class, the first check that fails in pipeline order; every class
+    in that order, with its definition, count and share (over repeats: all samples pooled)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    #: samples classified
+    classified: int = 0
+    #: samples whose instance has no answer key to check against (a Call label with no gold
+    #: calls, e.g. BFCL's executable categories; ToolEyes)
+    unclassified: int = 0
+    classes: list[ClassCount] = Field(default_factory=list)
+
+    def count(self, key: str) -> int:
+        return next((c.count for c in self.classes if c.key == key), 0)
+
+    @property
+    def failed(self) -> int:
+        """Classified samples in a failure class."""
+        return sum(c.count for c in self.classes if c.stage)
+
+    @classmethod
+    def pooled(cls, items: Sequence[Taxonomy]) -> Taxonomy:
+        """Several runs' taxonomies as one (counts summed, shares over all their samples)."""
+        n = sum(t.classified for t in items)
+        classes: list[ClassCount] = []
+        for t in items:
+            for c in t.classes:
+                have = next((x for x in classes if x.key == c.key), None)
+                if have is None:
+                    classes.append(c.model_copy(update={"count": c.count}))
+                else:
+                    have.count += c.count
+        for c in classes:
+            c.share = c.count / n if n else None
+        return cls(classified=n, unclassified=sum(t.unclassified for t in items), classes=classes)
+
+
 class Scores(BaseModel):
     """Every selected scorer's output over a set of predictions.
 
     ``metrics[scorer][figure]`` is the headline value; ``definitions`` says what each per-sample
     scorer's figures mean; ``breakdown[scorer][group][figure]`` the same per category;
     ``errors[scorer][kind]`` error counts; ``per_sample[scorer][id]`` each sample's row (``id``,
-    ``id@repeat`` for repeats > 0).  ``ci95`` and ``repeats`` exist for repeated runs.
+    ``id@repeat`` for repeats > 0; ``per_sample["taxonomy"]`` holds each sample's error
+    class); ``taxonomy`` counts the error classes.  ``ci95`` and ``repeats`` exist for repeated
+    runs.
     """
 
     model_config = ConfigDict(extra="ignore")
@@ -164,6 +226,8 @@ class Scores(BaseModel):
     ci95: dict[str, dict[str, Value]] | None = None
     repeats: dict[str, dict[str, Estimate]] | None = None
     per_sample: dict[str, dict[str, SampleRow]] = Field(default_factory=dict)
+    #: the error taxonomy (``None``: no sample has an answer key, or a run scored before it)
+    taxonomy: Taxonomy | None = None
     counts: Counts = Field(default_factory=Counts)
     timing: Timing = Field(default_factory=Timing)
 

@@ -13,12 +13,22 @@ import inspect
 import math
 import statistics
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from toollab.errors import UsageError, did_you_mean
-from toollab.eval.log import Counts, Estimate, FigureDef, Scores, Timing
+from toollab.eval.log import (
+    TAXONOMY,
+    ClassCount,
+    Counts,
+    Estimate,
+    FigureDef,
+    Scores,
+    Taxonomy,
+    Timing,
+)
+from toollab.eval.metrics.errors import CLASSES, SampleClass, classify_all
 from toollab.eval.metrics.judge import as_judge
 from toollab.eval.metrics.registry import (
     MetricResult,
@@ -195,9 +205,35 @@ def score_predictions(
         name: {k: row for res in results for k, row in res.per_instance.items()}
         for name, results in per_repeat.items()
     }
+    classes = classify_all(preds, instances)
+    if classes:
+        scores.per_sample[TAXONOMY] = {k: dict(c.row()) for k, c in classes.items()}
+        scores.taxonomy = taxonomy_of(classes.values(), unclassified=len(preds) - len(classes))
     scores.counts = prediction_counts(preds, len(instances), repeats)
     scores.timing = timing_summary(preds)
     return scores
+
+
+def taxonomy_of(classes: Iterable[SampleClass], unclassified: int = 0) -> Taxonomy:
+    """Every class of the taxonomy (:data:`~toollab.eval.metrics.errors.CLASSES`, in precedence
+    order, zeros included) with its count and share of ``classes``."""
+    counted = Counter(c.kind for c in classes)
+    n = sum(counted.values())
+    return Taxonomy(
+        classified=n,
+        unclassified=unclassified,
+        classes=[
+            ClassCount(
+                key=c.kind.value,
+                stage=c.stage,
+                label=c.label,
+                definition=c.definition,
+                count=counted.get(c.kind, 0),
+                share=counted.get(c.kind, 0) / n if n else None,
+            )
+            for c in CLASSES
+        ],
+    )
 
 
 def prediction_counts(preds: Sequence[Prediction], n_instances: int, repeats: int) -> Counts:

@@ -64,7 +64,7 @@ def _call(call: ToolCall) -> str:
 
 
 def _messages(f: Failure) -> str:
-    msgs = f.instance.messages
+    msgs = f.instance.messages if f.instance is not None else []
     if not msgs:
         return ""
     items = "".join(
@@ -111,6 +111,8 @@ def _executed(pred: Prediction) -> str:
 
 def _expected(f: Failure) -> str:
     inst = f.instance
+    if inst is None:
+        return "<dt>expected</dt><dd><i>(the run's dataset cannot be read)</i></dd>"
     label = inst.label().value
     if not inst.gold:
         return f"<dt>expected</dt><dd>{_e(label)} (no call)</dd>"
@@ -145,8 +147,9 @@ def sample_html(f: Failure) -> str:
         f"<summary><code>{_e(f.sample.id)}</code>{_e(rep)} · "
         f"<span class='cls'>{_e(f.error.label)}</span> · {_e(f.error.detail)}</summary>"
     )
+    query = _pre(f.instance.query) if f.instance is not None else "<i>(not available)</i>"
     body = (
-        f"<dl class='sample'><dt>query</dt><dd>{_pre(f.instance.query)}</dd>{_messages(f)}"
+        f"<dl class='sample'><dt>query</dt><dd>{query}</dd>{_messages(f)}"
         f"{_output(pred)}{_executed(pred)}{_outcome(pred)}{_expected(f)}"
         f"<dt>why it failed</dt><dd><b>{_e(f.error.label)}</b>: {_e(f.error.detail)}</dd></dl>"
     )

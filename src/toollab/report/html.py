@@ -21,7 +21,10 @@ from toollab.report.failures import (
     ErrorRow,
     RunFailures,
     by_model,
+    correct_counts,
+    count_share,
     crash_rows,
+    definition_rows,
     error_rows,
     run_failures,
     summary_counts,
@@ -390,14 +393,26 @@ def _error_classes(items: list[RunFailures]) -> str:
         + "".join(f"<td class='num'>{f} of {n}</td>" for f, n in totals)
         + "<td class='example'></td></tr>"
     ]
+    ns = [n for _f, n in totals]
     for row in rows:
         body.append(
             f"<tr><th>{_e(row.label)}</th>"
-            + "".join(f"<td class='num'>{c}</td>" for c in row.counts)
+            + "".join(
+                f"<td class='num'>{count_share(c, n)}</td>"
+                for c, n in zip(row.counts, ns, strict=True)
+            )
             + f"<td class='example'>{_e(row.example)}</td></tr>"
         )
     if not rows:
         body.append(f"<tr><td colspan='{len(models) + 2}'>No sample failed.</td></tr>")
+    body.append(
+        "<tr><th>correct</th>"
+        + "".join(
+            f"<td class='num'>{count_share(c, n)}</td>"
+            for c, n in zip(correct_counts(cols), ns, strict=True)
+        )
+        + "<td class='example'></td></tr>"
+    )
     table = (
         f"<table class='errors'><tr><th>error class</th>{head}<th>example</th></tr>"
         f"{''.join(body)}</table>"
@@ -421,10 +436,24 @@ def _error_classes(items: list[RunFailures]) -> str:
     return (
         table
         + _chart(svg)
+        + _definitions()
         + crash_table
         + "<h3>By run</h3><table class='errors'><tr><th>run</th><th>failed</th>"
         + f"<th>error classes</th></tr>{per_run}</table>"
         + problems
+    )
+
+
+def _definitions() -> str:
+    """The taxonomy's classes with their definitions (folded), in precedence order."""
+    body = "".join(
+        f"<tr><th>{_e(label)}</th><td>{_e(stage)}</td><td>{_e(text)}</td></tr>"
+        for label, stage, text in definition_rows()
+    )
+    return (
+        "<details><summary>The error classes: precedence and definitions</summary>"
+        "<table class='errors'><tr><th>class</th><th>stage</th><th>definition</th></tr>"
+        f"{body}</table></details>"
     )
 
 
@@ -498,9 +527,10 @@ def render_html(runs: list[RunView], title: str = "toollab evaluation report") -
 {chart_note}
 {compared}{summary}
 <h2 id="errors">Errors</h2>
-<p class="note">Why each sample failed: the first check that fails, in pipeline order (output
-format, call or no call, tool, call count, arguments, execution); a crash is split by the
-environment's reason code.  Counted per model over its runs; each run below.</p>
+<p class="note">The error taxonomy: each sample is in exactly one class, the first check that
+fails in pipeline order (retrieval, output format, call or no call, tool choice, call count,
+arguments, execution), else correct; a crash is split by the environment's reason code.  Count
+and share of the classified samples per model over its runs; each run below.</p>
 {_error_classes(failures)}
 <h2 id="failures">Failed samples</h2>
 <p class="note">Open a run, then a sample: what the model saw, what it wrote, the calls executed

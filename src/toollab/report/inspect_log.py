@@ -6,7 +6,8 @@ each scorer, exactly as ``results.json`` holds them (fractions, as inspect's met
 sample per prediction: the prompt the model saw, its raw output and the calls it made (an
 assistant message with tool calls), each executed call's observation or crash (tool messages),
 the per-sample scores of every scorer, and the sample's error class
-(:func:`toollab.eval.metrics.errors.classify`) as a score named ``error_class``.
+(the taxonomy's, :mod:`toollab.eval.metrics.errors`; ``ok`` when correct) as a score named
+``error_class``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from toollab.errors import UsageError
-from toollab.eval.metrics.errors import classify
+from toollab.eval.log import TAXONOMY
+from toollab.eval.metrics.errors import SampleClass, classify, has_answer_key
 from toollab.eval.task import SampleLog
 from toollab.report.runs import RunView
 from toollab.schema import Instance
@@ -112,12 +114,16 @@ def _sample(run: RunView, sample: SampleLog) -> Any:
     scores = {scorer: Score(value=_scalar_row(row)) for scorer, row in sample.scores.items()}
     metadata: dict[str, Any] = {"toollab_id": sample.id}
     target: str | list[str] = ""
-    if instance is not None:
+    stored = sample.scores.get(TAXONOMY)
+    err = SampleClass.from_row(stored) if stored is not None else None
+    if err is None and instance is not None and has_answer_key(instance):
         err = classify(instance, pred)
+    if err is not None:
         scores[ERROR_SCORE] = Score(
-            value=err.key if err is not None else "ok",
-            explanation=err.detail if err is not None else None,
+            value=err.key if err.failed else "ok",
+            explanation=err.detail if err.failed else None,
         )
+    if instance is not None:
         target = [_json(c.model_dump(mode="json")) for c in instance.gold] or instance.label().value
         metadata["decision"] = instance.label().value
     return EvalSample(

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from toollab.data.atomic import MARK_COMMENT
 from toollab.report.compare import Table, comparisons
-from toollab.report.failures import by_model, crash_rows, error_rows, run_failures, summary_counts
+from toollab.report.failures import (
+    by_model,
+    correct_counts,
+    count_share,
+    crash_rows,
+    definition_rows,
+    error_rows,
+    run_failures,
+    summary_counts,
+)
 from toollab.report.runs import (
     COUNT_FIELDS,
     RUN_FIELDS,
@@ -52,10 +61,28 @@ def _errors_lines(runs: list[RunView]) -> list[str]:
     totals = [summary_counts(col) for col in cols]
     out: list[str] = []
     if any(n for _f, n in totals):
+        ns = [n for _f, n in totals]
         rows = [["failed samples", *(f"{f} of {n}" for f, n in totals), ""]]
-        rows += [[r.label, *map(str, r.counts), r.example] for r in error_rows(cols)]
+        rows += [
+            [r.label, *(count_share(c, n) for c, n in zip(r.counts, ns, strict=True)), r.example]
+            for r in error_rows(cols)
+        ]
+        rows.append(
+            [
+                "correct",
+                *(count_share(c, n) for c, n in zip(correct_counts(cols), ns, strict=True)),
+                "",
+            ]
+        )
         out += ["", "## Errors (per-sample classes)", ""]
         out += _table(["error class", *models, "example"], rows)
+        out += [
+            "",
+            "Each sample is in exactly one class: the first check that fails, in pipeline order "
+            "(count, and share of the classified samples).",
+            "",
+        ]
+        out += _table(["class", "stage", "definition"], [list(d) for d in definition_rows()])
     crashes = [[r.label, *map(str, r.counts), r.example] for r in crash_rows(cols)]
     if crashes:
         out += ["", "### Crashed programs by reason", ""]
