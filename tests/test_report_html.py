@@ -254,7 +254,8 @@ def test_the_two_model_bench_report_in_chromium(tmp_path_factory: pytest.TempPat
         finally:
             browser.close()
     assert heads == ["environment", "oracle", replay, "Δ"]
-    assert errors[0][:3] == ["failed samples", "0 of 8", "5 of 8"] and len(errors) == 6
+    assert errors[0][:3] == ["failed samples", "0 of 8", "5 of 8"] and len(errors) == 7
+    assert errors[-1][:3] == ["correct", "8 (100.0 %)", "3 (37.5 %)"], errors[-1]
     assert not hidden  # the drill-down is folded until opened
     assert UNPARSABLE in shown and "raw output" in shown and "why it failed" in shown
     assert width <= 1280, width
