@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -98,7 +99,14 @@ def toollab(*args: str, sites: tuple[Path, ...]) -> subprocess.CompletedProcess[
         timeout=300,
         env={**os.environ, "PYTHONPATH": path},
         cwd=REPO,
+        # a shell starts background jobs with SIGINT ignored, and a child inherits that: give
+        # the command the disposition a terminal gives it, so a SIGINT test means the same
+        preexec_fn=_default_sigint,
     )
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def test_the_docs_package_declares_every_kind() -> None:
