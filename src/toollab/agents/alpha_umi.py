@@ -40,6 +40,7 @@ conclusion (``thought\\nAction: ...\\nAction Input: ...``) and writes the same.
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -140,7 +141,7 @@ def _gold_history(instance: Instance) -> tuple[list[UmiTool], list[Turn]] | None
     return docs, history
 
 
-class _Loop:
+class _Loop(ABC):
     """The loop shared by the three-role agent and the backbone."""
 
     name = "alpha-umi"
@@ -154,9 +155,9 @@ class _Loop:
         self.max_steps = max_steps
 
     # -- overridden by each agent ----------------------------------------------------------
+    @abstractmethod
     async def step(self, ep: _Episode, model: Model, gen: GenerateOptions, static: bool) -> bool:
         """One planner step; ``True`` when the episode ended."""
-        raise NotImplementedError
 
     # -- shared -----------------------------------------------------------------------------
     async def ask(

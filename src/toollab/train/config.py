@@ -13,6 +13,7 @@ import dataclasses
 import math
 import types
 import typing
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,7 +98,7 @@ def _f(default: Any, help: str) -> Any:
 C = TypeVar("C", bound="ConfigBase")
 
 
-class ConfigBase:
+class ConfigBase(ABC):
     """What every typed config dataclass shares: reading a mapping / a YAML file into it, every
     key and type checked (:func:`parse_flags` and :func:`flags_help` read the same fields)."""
 
@@ -148,11 +149,13 @@ class ConfigBase:
         cfg = cls.from_dict(raw, file=str(p))
         return cfg.relative_to(base, set(raw) - set(overrides or {}))
 
-    def relative_to(self: C, base: Path, keys: set[str]) -> C:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def relative_to(self: C, base: Path, keys: set[str]) -> C:
+        """The config with the paths of ``keys`` made relative to ``base``."""
 
-    def validate(self, file: str | None = None) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def validate(self, file: str | None = None) -> None:
+        """Every option checked; an error names the option (and ``file``)."""
 
 
 @dataclass
