@@ -26,6 +26,7 @@ from toollab.agents.base import (
 )
 from toollab.envs.execute import record_program, record_unreadable
 from toollab.models.base import ChatRequest, GenerateOptions, Model, ModelOutput
+from toollab.models.policy import CallPolicy, run_policy
 from toollab.parsing import ParseResult
 from toollab.schema import Instance, Tool
 from toollab.schema.record import Prediction
@@ -99,7 +100,6 @@ class SingleTurnAgent:
         ask: Ask,
         t0: float,
     ) -> Prediction:
-        from toollab.models.policy import CallPolicy, run_policy
 
         messages = ask.messages
         policy = CallPolicy.for_instance(instance)

@@ -43,8 +43,9 @@ from toollab.cli.common import console, handle_errors
 from toollab.errors import UsageError
 from toollab.models.base import GenerateOptions, Message, Model, run_sync
 from toollab.models.policy import CallPolicy
+from toollab.models.registry import load_model
 from toollab.schema import Tool, ToolCall
-from toollab.templates import Template
+from toollab.templates import Template, get_template
 from toollab.tools import Executor, Sandbox, ToolPool
 from toollab.tools.toolfile import load_confined
 
@@ -281,8 +282,6 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Chat with a model that can call tools: see its calls, their results and the answer."""
-        from toollab.models.registry import load_model
-        from toollab.templates import get_template
 
         tpl = get_template(template)
         tools, executor = _load_tools(tools_file, trust=trust_tools, workspace=workspace)

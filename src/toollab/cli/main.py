@@ -12,6 +12,8 @@ from types import FrameType
 
 import typer
 
+from toollab import __version__
+
 app = typer.Typer(
     name="toollab",
     help="toollab: make small open LLMs good tool users, and prove it.",
@@ -69,8 +71,6 @@ _register()
 
 def _print_version(value: bool) -> None:
     if value:
-        from toollab import __version__
-
         typer.echo(__version__)
         raise typer.Exit()
 

@@ -32,7 +32,7 @@ def _pool(pool: Path | None, fallback: list[Tool]) -> list[Tool]:
 
 
 def _retriever(name: str, tools: list[Tool], quiet: bool):  # type: ignore[no-untyped-def]
-    from toollab.retrieval import get_retriever
+    from toollab.retrieval import get_retriever  # numpy: the [retrieval] extra
 
     retriever = get_retriever(name)
     with (
@@ -86,7 +86,7 @@ def eval_cmd(
     """Recall@k, nDCG@k, MRR and the all-gold-in-top-k rate of a retriever on a dataset."""
     import time
 
-    from toollab.retrieval import evaluate_retriever
+    from toollab.retrieval import evaluate_retriever  # numpy: the [retrieval] extra
 
     ds = load_from_cli(data, fmt, None, option)
     instances = ds.instances[:limit] if limit is not None else ds.instances

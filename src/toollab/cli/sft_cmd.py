@@ -11,14 +11,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors, progress
+from toollab.cli.data_cmd import data_app
 from toollab.errors import UsageError
 
 if TYPE_CHECKING:
-    from toollab.sft.options import SFTOptions
+    from toollab.sft.options import SFTOptions  # numpy: the [retrieval] extra
 
 
 def register(app: typer.Typer) -> None:
-    from toollab.cli.data_cmd import data_app
 
     data_app.command("sft")(sft_cmd)
 
@@ -27,7 +27,7 @@ def _sources(
     data: list[Path], fmt: list[str], options: list[str], env: list[str], n: int | None,
     env_seed: int, source: list[str],
 ) -> list[Any]:  # fmt: skip
-    from toollab.sft.sources import SourceSpec, parse_source
+    from toollab.sft.sources import SourceSpec, parse_source  # numpy: the [retrieval] extra
 
     specs = [parse_source(s) for s in source]
     if len(fmt) not in (0, 1, len(data)):
@@ -146,6 +146,7 @@ def sft_cmd(
 
 
 def _export(p: SFTOptions, json_out: bool) -> None:
+    # numpy (the [retrieval] extra): the export samples candidates with embeddings
     from toollab.sft import AugmentConfig, SFTConfig, export_sft
     from toollab.sft.card import check_export_paths
     from toollab.sft.guard import resolve_guards

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from rich.table import Table
 
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors, progress
+from toollab.cli.data_cmd import data_app
 from toollab.data.atomic import check_output_folder
 from toollab.data.config_file import typed_options
 from toollab.errors import UsageError
@@ -26,7 +27,6 @@ synth_app = typer.Typer(
 
 
 def register(app: typer.Typer) -> None:
-    from toollab.cli.data_cmd import data_app
 
     data_app.add_typer(synth_app, name="synth")
 

@@ -9,8 +9,10 @@ import typer
 from toollab.cli.common import JsonOpt, console, emit_json, handle_errors
 from toollab.errors import UsageError
 from toollab.train.config import TrainConfig, flags_help, parse_flags
+from toollab.train.glpft import GlpftConfig, train_glpft
 from toollab.train.outputs import check_run_folder
 from toollab.train.recipes import DEFAULT_RECIPE, recipe_path
+from toollab.train.serve import export_run
 
 train_app = typer.Typer(
     name="train",
@@ -53,7 +55,7 @@ def _run(
         else TrainConfig.from_dict(overrides)
     )
     check_run_folder(cfg.output_dir, force=cfg.force)  # before torch is imported
-    from toollab.train.sft import train_sft
+    from toollab.train.sft import train_sft  # torch, transformers: once the input is good
 
     res = train_sft(cfg, console=console, quiet=quiet or as_json)
     summary = {
@@ -97,7 +99,6 @@ def sft_cmd(
 
 
 def _glpft_help() -> str:
-    from toollab.train.glpft import GlpftConfig
 
     return (
         "α-UMi's GLPFT: stage 1 fine-tunes a backbone on the whole task, stage 2 a planner, a "
@@ -116,7 +117,6 @@ def glpft_cmd(
     as_json: bool = JsonOpt,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress display."),
 ) -> None:
-    from toollab.train.glpft import GlpftConfig
 
     overrides = parse_flags(list(ctx.args), GlpftConfig)
     cfg = (
@@ -125,7 +125,6 @@ def glpft_cmd(
         else GlpftConfig.from_dict(overrides)
     )
     check_run_folder(cfg.output_dir, force=cfg.force)  # before torch is imported
-    from toollab.train.glpft import train_glpft
 
     res = train_glpft(cfg, console=console, quiet=quiet or as_json)
     if as_json:
@@ -194,7 +193,6 @@ def export_cmd(
     as_json: bool = JsonOpt,
 ) -> None:
     """Export a trained adapter / model to GGUF for llama.cpp (adapter, f16, q8_0)."""
-    from toollab.train.serve import export_run
 
     bad = [w for w in what if w not in ("adapter", "f32", "f16", "q8_0")]
     if bad:

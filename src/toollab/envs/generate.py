@@ -41,6 +41,7 @@ from toollab.envs.splits import (
 from toollab.envs.taskset import Goal, TaskSet, TemplateError
 from toollab.errors import UsageError, did_you_mean
 from toollab.schema import Decision, Instance
+from toollab.schema.measures import api_complexity_score, complexity_distance
 
 SPLITS = ("train", "validation", "test")
 #: default shares of Call / NoCall / NoSearch instances
@@ -354,7 +355,6 @@ def split_complexity(
 ) -> float | None:
     """SambaNova's API complexity score S(T, X, D) of ``tests`` against the demonstration
     examples ``examples`` (Call instances only; D = the environment's tools)."""
-    from toollab.schema.measures import api_complexity_score
 
     t, e = _programs(tests), _programs(examples)
     if not t or not e:
@@ -370,7 +370,6 @@ def loo_complexity(env_name: str, instances: Sequence[Instance]) -> float | None
     of the training data (a case never counts as its own demonstration; another case with the
     same API combination does).  ``None`` with fewer than two Call instances.
     """
-    from toollab.schema.measures import complexity_distance
 
     progs = _programs(instances)
     if len(progs) < 2:

@@ -24,6 +24,7 @@ from toollab.envs.base import (
 )
 from toollab.envs.taskset import TaskSet
 from toollab.schema import ToolCall
+from toollab.schema.measures import best_lcs
 from toollab.tools.decorator import tool
 from toollab.tools.execution import CallResult
 
@@ -142,7 +143,6 @@ class HouseholdEnv(Environment):
     def plan_lcs(self, pred: Sequence[ToolCall], refs: Sequence[Sequence[ToolCall]]) -> float:
         """SambaNova's VirtualHome score: LCS of the action texts over the longer plan, best
         reference kept."""
-        from toollab.schema.measures import best_lcs
 
         texts = [self.action_text(c) for c in pred]
         return best_lcs(texts, [[self.action_text(c) for c in r] for r in refs]) or 0.0

@@ -64,6 +64,7 @@ from toollab.models.base import (
     RendersPrompts,
     run_sync,
 )
+from toollab.models.prefix import order_for_reuse
 from toollab.models.registry import ModelSource
 from toollab.retrieval.offer import ToolOffer, check_retrieval, offered_names
 from toollab.schema import Instance
@@ -531,10 +532,6 @@ def _order_for_reuse(
 ) -> list[tuple[Instance, int]]:
     """Pending work sorted so that prompts sharing a prefix run one after another."""
     if len(pending) < 2:
-        return pending
-    try:
-        from toollab.models.prefix import order_for_reuse
-    except ImportError:
         return pending
     reqs = [_first_request(agent, template, inst) for inst, _ in pending]
     if not isinstance(model, RendersPrompts):

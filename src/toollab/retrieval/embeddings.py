@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from toollab.errors import BackendError, UsageError, did_you_mean
+from toollab.retrieval.onnx_encoder import onnx_encoder
 
 DEFAULT_MODEL = "bundled:all-MiniLM-L6-v2"
 #: how the encoder's forward pass runs
@@ -89,8 +90,6 @@ class Embedder:
         model = self.model
         enc = None
         if self.backend != "torch" and self._folder is not None and self._folder.is_dir():
-            from toollab.retrieval.onnx_encoder import onnx_encoder
-
             try:
                 enc = onnx_encoder(model, self._folder, cache_dir() / "onnx")
             except Exception as exc:  # an export or session failure: say why, or fall back

@@ -21,6 +21,7 @@ from toollab.data.base import tool_pool
 from toollab.errors import UsageError
 from toollab.retrieval.base import RETRIEVERS, Retriever, check_k, get_retriever
 from toollab.schema import Instance, Tool
+from toollab.tools import ToolPool
 
 __all__ = ["ToolOffer", "check_retrieval", "load_pool", "offered_names"]
 
@@ -48,7 +49,6 @@ def check_retrieval(retriever: str | None, k: int | None, pool: str | Path | Non
 
 def load_pool(path: str | Path) -> list[Tool]:
     """The tools of a pool file (JSONL / JSON / YAML list, or a Python module of tools)."""
-    from toollab.tools import ToolPool
 
     return list(ToolPool.load(path).tools)
 

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from toollab.errors import UsageError
+from toollab.retrieval.sampling import CandidateSampler, ToolClusters
 from toollab.schema import Decision, GoldCall, Instance, Ref, Tool
 from toollab.sft.negatives import MAX_SIMILARITY, hard_no_call_copies
 from toollab.sft.targets import ALLOW_NO_CALL, policy_for
@@ -137,7 +138,6 @@ class _Samplers:
         self._made: dict[str, Any] = {}
 
     def get(self, source: str) -> Any:
-        from toollab.retrieval.sampling import CandidateSampler, ToolClusters
 
         if source not in self._made:
             pool = self.pools.get(source, [])
@@ -166,7 +166,6 @@ class _Samplers:
 def add_distractors(
     instances: list[Instance], pools: dict[str, list[Tool]], cfg: AugmentConfig, rep: AugmentReport
 ) -> list[Instance]:
-    from toollab.retrieval.sampling import CandidateSampler
 
     if not cfg.distractors:
         return instances

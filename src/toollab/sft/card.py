@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from toollab.data.atomic import MARK_COMMENT, check_replaceable, check_target, write_text_atomic
+from toollab.envs.generate import generate, loo_complexity, split_complexity
 from toollab.errors import UsageError
 from toollab.schema import Instance
 from toollab.sft.sources import licence_of
@@ -135,7 +136,6 @@ def env_complexity(
     """Per environment: SambaNova's API complexity score of the environment's test split
     against the exported examples (how far evaluation is from training), and of the exported
     examples against themselves leaving each out."""
-    from toollab.envs.generate import generate, loo_complexity, split_complexity
 
     by_env: dict[str, list[Instance]] = defaultdict(list)
     for inst in examples:

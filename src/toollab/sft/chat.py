@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from toollab.errors import InputError, UsageError
+from toollab.models.bundled import BUNDLED_NAME, bundled_gguf_path
+from toollab.sft.tokens import gguf_vocab
 from toollab.templates.chat_template import render_jinja
 
 Message = dict[str, Any]
@@ -97,7 +99,6 @@ class ChatFormat:
 
 
 def _gguf_format(path: Path, name: str) -> ChatFormat:
-    from toollab.sft.tokens import gguf_vocab
 
     llm = gguf_vocab(path)
     source = llm.metadata.get("tokenizer.chat_template")
@@ -116,8 +117,6 @@ def load_chat_format(spec: str) -> ChatFormat:
     """``bundled`` (the bundled GGUF's own template, the default), ``chatml``, a ``.gguf`` file
     (its ``tokenizer.chat_template``) or a ``.jinja`` / text file holding a template."""
     if spec == "bundled":
-        from toollab.models.bundled import BUNDLED_NAME, bundled_gguf_path
-
         return _gguf_format(bundled_gguf_path(), f"bundled:{BUNDLED_NAME}")
     if spec == "chatml":
         return ChatFormat("chatml", CHATML_TEMPLATE, {"eos_token": "<|im_end|>"})

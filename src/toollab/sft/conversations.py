@@ -33,6 +33,7 @@ from toollab.sft.episodes import CALL, FOLLOW_UP, Conversation, EpisodeConfig, b
 from toollab.sft.result import ExportResult, Laps, build_guard, template_for
 from toollab.sft.sources import ENV_KIND
 from toollab.sft.targets import Rejected, SchemaCache, same_calls, schema_error
+from toollab.sft.tokens import TokenCounter
 from toollab.templates.base import Template
 
 if TYPE_CHECKING:
@@ -152,8 +153,6 @@ def export_conversations(
     chat = load_chat_format(cfg.chat_template)
     counter = None
     if cfg.count_tokens:
-        from toollab.sft.tokens import TokenCounter
-
         counter = TokenCounter(
             Path(cfg.chat_template) if cfg.chat_template.endswith(".gguf") else None
         )

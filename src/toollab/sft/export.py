@@ -46,6 +46,7 @@ from toollab.sft.sources import (
     take,
 )
 from toollab.sft.targets import TARGET_FORMATS, Rejected, SchemaCache, make_target
+from toollab.sft.tokens import TokenCounter
 from toollab.templates.base import Template
 
 PACK_MODES = ("none", "all-shot")
@@ -269,8 +270,6 @@ def export_sft(cfg: SFTConfig, progress: Progress = _noop, *, force: bool = Fals
     chat = load_chat_format(cfg.chat_template)
     counter = None
     if cfg.count_tokens:
-        from toollab.sft.tokens import TokenCounter
-
         counter = TokenCounter(
             Path(cfg.chat_template) if cfg.chat_template.endswith(".gguf") else None
         )

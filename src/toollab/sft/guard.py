@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toollab.data import load_dataset
+from toollab.envs.splits import api_combo, is_eval_query, is_test_combo
 from toollab.errors import UsageError
 from toollab.schema import Instance
 
@@ -104,7 +106,6 @@ def _texts(inst: Instance) -> list[str]:
 
 def load_eval_set(name: str, path: Path) -> EvalSet:
     """A named evaluation set (``bfcl``, ``seal-tools``, ``deer``) read from ``path``."""
-    from toollab.data import load_dataset
 
     how = GUARD_SOURCES.get(name)
     if how is None:
@@ -188,7 +189,6 @@ class LeakageGuard:
         return None
 
     def _env_reason(self, env: str, inst: Instance) -> str | None:
-        from toollab.envs.splits import api_combo, is_eval_query, is_test_combo
 
         if inst.gold:
             combo = api_combo(list(inst.gold))

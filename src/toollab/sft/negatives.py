@@ -28,9 +28,11 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from toollab.envs.base import env_class
+from toollab.envs.base import env_class, task_env_names
 from toollab.envs.taskset import TaskSet
 from toollab.errors import UsageError
+from toollab.retrieval.base import tool_text
+from toollab.retrieval.embeddings import Embedder
 from toollab.schema import Decision, Instance, Tool
 from toollab.sft.targets import ALLOW_NO_CALL
 
@@ -62,9 +64,6 @@ class EnvNeighbours:
 
     @classmethod
     def fit(cls) -> EnvNeighbours:
-        from toollab.envs.base import task_env_names
-        from toollab.retrieval.base import tool_text
-        from toollab.retrieval.embeddings import Embedder
 
         pool = [(env, t) for env in task_env_names() for t in env_class(env).declared_tools()]
         emb = Embedder().encode([tool_text(t) for _, t in pool])

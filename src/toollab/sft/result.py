@@ -12,6 +12,7 @@ from toollab.sft.card import CardStats
 from toollab.sft.chat import ChatFormat
 from toollab.sft.guard import EvalSet, LeakageGuard, load_eval_set
 from toollab.templates.base import Template, get_template
+from toollab.templates.chat_template import ChatTemplate
 
 if TYPE_CHECKING:
     from toollab.sft.export import SFTConfig
@@ -70,7 +71,5 @@ def build_guard(cfg: SFTConfig, stats: CardStats) -> LeakageGuard:
 
 def template_for(name: str, chat: ChatFormat) -> Template:
     if name == "chat":
-        from toollab.templates.chat_template import ChatTemplate
-
         return ChatTemplate(chat_template=chat.source, special_tokens=chat.special_tokens)
     return get_template(name)

@@ -26,6 +26,7 @@ from typing import Any
 from toollab.data import load_dataset, load_tools
 from toollab.data.adapters.deer import PROTOCOL as DEER_PROTOCOL
 from toollab.data.pysig import parse_call_text
+from toollab.envs.generate import generate
 from toollab.errors import InputError, UsageError
 from toollab.schema import Decision, GoldCall, Instance, Tool
 
@@ -127,7 +128,6 @@ def _call_range(value: str, text: str) -> tuple[int, int]:
 
 
 def _env_instances(spec: SourceSpec) -> list[Instance]:
-    from toollab.envs.generate import generate
 
     if spec.split != "train":
         raise UsageError(

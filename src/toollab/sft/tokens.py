@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from toollab.errors import BackendError, InputError
+from toollab.models.bundled import BUNDLED_NAME, bundled_gguf_path
 
 
 @functools.lru_cache(maxsize=4)
@@ -42,8 +43,6 @@ class TokenCounter:
 
     def __init__(self, path: Path | None = None) -> None:
         if path is None:
-            from toollab.models.bundled import BUNDLED_NAME, bundled_gguf_path
-
             path = bundled_gguf_path()
             self.name = f"bundled:{BUNDLED_NAME}"
         else:

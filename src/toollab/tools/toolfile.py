@@ -18,9 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from toollab.errors import ToolSchemaError
 from toollab.schema import Tool
+from toollab.tools.decorator import ToolFunction
+from toollab.tools.pool import PoolFileError, Problem, ToolPool
+from toollab.tools.sources import python_tools
+from toollab.tools.validation import check_tool_schema, tool_warnings
 
-if TYPE_CHECKING:
-    from toollab.tools.pool import ToolPool
+if TYPE_CHECKING:  # the sandbox module imports this one
     from toollab.tools.sandbox import Sandbox
 
 
@@ -63,8 +66,6 @@ class FileTool:
 def describe(path: str) -> dict[str, Any]:
     """Run in the sandbox: the file's tools (schema, flags, attribute name, line) and the problems
     that stopped its import, as JSON data."""
-    from toollab.tools.decorator import ToolFunction
-    from toollab.tools.sources import python_tools
 
     found, failures = python_tools(Path(path))
     names: dict[int, str] = {}
@@ -93,9 +94,7 @@ def load_confined(path: str | Path, sandbox: Sandbox, *, parallel: bool = True) 
 
     Raises :class:`~toollab.tools.pool.PoolFileError` with every problem (an import that fails in
     the sandbox, a schema that is not usable, a duplicate name)."""
-    from toollab.tools.pool import PoolFileError, Problem, ToolPool
-    from toollab.tools.sandbox import SandboxError
-    from toollab.tools.validation import check_tool_schema, tool_warnings
+    from toollab.tools.sandbox import SandboxError  # imported here: the sandbox imports this module
 
     shown = str(path)
     p = Path(path)

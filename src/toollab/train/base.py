@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toollab.errors import BackendError, InputError
+from toollab.models.bundled import bundled_gguf_path
 
 MARKER = "toollab-converted.json"
 
@@ -46,8 +47,6 @@ class BaseModel:
 def resolve_base(base: str) -> BaseModel:
     """``bundled``, a GGUF file or a transformers folder; a clear error when none is there."""
     if base == "bundled":
-        from toollab.models.bundled import bundled_gguf_path
-
         return gguf_to_transformers(bundled_gguf_path())
     p = Path(base).expanduser()
     if p.is_file() and p.suffix.lower() == ".gguf":

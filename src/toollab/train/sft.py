@@ -37,6 +37,7 @@ from toollab.train.config import TrainConfig
 from toollab.train.data import IGNORE_INDEX, Mixture, build_mixture
 from toollab.train.outputs import check_run_folder
 from toollab.train.packing import PackedCollator, Sequences, build_sequences
+from toollab.train.progress import ProgressCallback
 
 
 @dataclass
@@ -444,8 +445,6 @@ def _make_trainer(
 ) -> tuple[Any, Any, dict[str, float]]:
     """TRL's SFTTrainer on the prepared sequences, and the label-mask check of its batches."""
     from transformers.trainer_callback import PrinterCallback
-
-    from toollab.train.progress import ProgressCallback
 
     bar = ProgressCallback(console, quiet=quiet)
     trainer = _trainer_class()(
