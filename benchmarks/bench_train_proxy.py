@@ -25,6 +25,12 @@ loop's wall time).  The ratio toollab ÷ plain loop is the figure the proxy is f
     python benchmarks/bench_train_proxy.py [--steps 20] [--threads 2] [--max-examples 0]
         [--runs old,new,plain] [--profile DIR] [--json OUT.json] [--val-loss N]
         [--steps-new K] [--shape tiny|full|real] [--kit DIR] [--batch-size B]
+        [--recipe NAME] [--old-recipe NAME]
+
+``--recipe`` / ``--old-recipe`` name the recipe each tree trains (default the shipped
+``smollm2-135m-tools`` of each tree); to compare the training settings alone on the same data,
+train this tree's ``smollm2-135m-tools-v1`` (the first recipe's data, packed) against the old
+commit's ``smollm2-135m-tools`` (the same data, padded).
 
 ``--profile DIR`` writes a cProfile of each run (``DIR/<run>.prof``).  ``--val-loss N``: after
 training, the loss per target token of the adapter on the first N examples of the recipe's
@@ -51,7 +57,9 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parents[1]
-RECIPE = "src/toollab/resources/train/recipes/smollm2-135m-tools.yaml"
+RECIPES = Path("src/toollab/resources/train/recipes")
+#: the recipe every run trains unless --recipe / --old-recipe name another (same name, each tree's file)
+RECIPE_NAME = "smollm2-135m-tools"
 
 
 def make_model(folder: Path, shape: str, kit: str = "") -> Path:
@@ -313,6 +321,8 @@ def main() -> None:
     ap.add_argument("--steps-new", type=int, default=0, help="steps of the new run (same tokens)")
     ap.add_argument("--kit", default="", help="folder with cfg/ and tok/ (no bundled model)")
     ap.add_argument("--batch-size", type=int, default=0, help="override the recipe's")
+    ap.add_argument("--recipe", default=RECIPE_NAME, help="recipe of this tree (new, plain)")
+    ap.add_argument("--old-recipe", default=RECIPE_NAME, help="recipe of the old commit")
     ap.add_argument("--model-dir", default="")
     ap.add_argument("--profile", default="")
     ap.add_argument("--json", default="")
@@ -336,7 +346,9 @@ def main() -> None:
                 "steps": ns.steps_new if which != "old" and ns.steps_new else ns.steps,
                 "threads": ns.threads,
                 "max_examples": ns.max_examples,
-                "recipe": str(tree / RECIPE),
+                "recipe": str(
+                    tree / RECIPES / f"{ns.old_recipe if which == 'old' else ns.recipe}.yaml"
+                ),
                 "cwd": str(REPO),  # the recipe's data paths: ./sft-data of this tree
                 "profile": ns.profile,
                 "batch_size": ns.batch_size,

@@ -56,7 +56,7 @@ def _options(ctx: typer.Context, config: Path | None) -> SFTOptions:
     """The typed options: a ``--config`` YAML file (its keys are the options' names with
     underscores: ``pack_size``, ``source``, ...) and the flags given on the command line, which
     win; both checked by :class:`~toollab.sft.options.SFTOptions` before anything is loaded."""
-    from toollab.sft.options import SFTOptions
+    from toollab.sft.options import SFTOptions  # numpy: the [retrieval] extra
 
     flags: dict[str, Any] = {}
     for param, value in ctx.params.items():
