@@ -350,7 +350,7 @@ class WebShopEnv(Environment):
     # -- tools ----------------------------------------------------------------------------------
     @tool(returns=False)
     def search_products(self, query: str) -> str:
-        """Search the shop (WebShop's search action); returns the first page of results.
+        """Search the shop for products; returns the first page of results.
 
         Args:
             query: What to look for, e.g. "gluten free protein bars chocolate".
@@ -368,11 +368,10 @@ class WebShopEnv(Environment):
 
     @tool(returns=False)
     def click(self, target: str) -> str:
-        """Click a button of the current page (WebShop's click action): a product id on a results
-        page, an option value on an item page, "next >", "< prev", "back to search" or "buy now".
+        """Click a button of the page: a product id, an option, next >, < prev, back to search, buy now.
 
         Args:
-            target: The button's text, as the page shows it between brackets.
+            target: The button's text, as the page shows it between brackets (e.g. "buy now").
         """
         over = self._over()
         if over is not None:
