@@ -148,7 +148,12 @@ def test_item_page_refuses_what_it_does_not_show_and_the_episode_goes_on() -> No
     env = _env(3)
     gold = [_c(c.name, **c.arguments) for c in gold_program(env, env.goal)]
     opened = gold.index(next(c for c in gold if c.arguments.get("target") == env.goal.product_id))
-    calls = [*gold[: opened + 1], _click("purple polka dots"), _click("next >"), *gold[opened + 1 :]]
+    calls = [
+        *gold[: opened + 1],
+        _click("purple polka dots"),
+        _click("next >"),
+        *gold[opened + 1 :],
+    ]
     ex = env.run(calls, 3)
     assert "not a button on this item page" in ex.observations[opened + 1]
     assert not ex.crashed and env.check(ex.state, [ex.state]).success
@@ -200,8 +205,6 @@ def test_any_product_that_satisfies_the_goal_scores_one() -> None:
         other = _satisfying_other(goal)
         if other is None or not goal.options:
             continue
-        page = catalogue().search(other.id)  # an id is no search word: search by its title
-        assert page == [] or page[0].id != other.id
         env = _env(seed)
         ids = [p.id for p in env.shop.search(other.title)]
         if other.id not in ids[:PAGE_SIZE]:

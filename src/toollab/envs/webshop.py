@@ -262,9 +262,7 @@ class WebShopEnv(Environment):
         for i, label in enumerate(labels):
             goal = goal_from_state(label)
             parts = (
-                reward(bought, goal)
-                if bought is not None and goal is not None
-                else {"reward": 0.0}
+                reward(bought, goal) if bought is not None and goal is not None else {"reward": 0.0}
             )
             r = parts["reward"]
             if best.label is None or r > best.f1:

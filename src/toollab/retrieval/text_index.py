@@ -22,10 +22,11 @@ from toollab.errors import UsageError
 
 _WORD = re.compile(r"[a-z0-9]+")
 #: words too common to rank by
-STOP_WORDS = frozenset(
-    "a an and are as at be but by for from has have i in is it its me my of on or our so "
-    "that the their then there these this to was we were with you your".split()
-)
+STOP_WORDS = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has", "have", "i",
+    "in", "is", "it", "its", "me", "my", "of", "on", "or", "our", "so", "that", "the", "their",
+    "then", "there", "these", "this", "to", "was", "we", "were", "with", "you", "your",
+))  # fmt: skip
 
 
 def words(text: str) -> list[str]:
