@@ -225,22 +225,22 @@ def test_reward_follows_webshop() -> None:
                     (("size", "9"), ("color", "black")), 80.0)  # fmt: skip
     good = Purchase("B0X", "Brand Running Shoes", "fashion", "running shoes",
                     ("breathable", "non slip", "lightweight"), ("9", "black"), 59.99)  # fmt: skip
-    assert reward(good, goal)["reward"] == 1.0
+    assert reward(good, goal).reward == 1.0
     # one option wrong: 4 of 5 parts
-    assert reward(replace(good, options=("9", "white")), goal)["reward"] == pytest.approx(0.8)
+    assert reward(replace(good, options=("9", "white")), goal).reward == pytest.approx(0.8)
     # over the price ceiling
     over = reward(replace(good, price=80.49), goal)
-    assert over["reward"] == pytest.approx(0.8) and over["price"] == 0.0
+    assert over.reward == pytest.approx(0.8) and over.price == 0.0
     # an attribute the title states counts
     titled = replace(good, attributes=("breathable",), title="Brand Non Slip Running Shoes")
-    assert reward(titled, goal)["reward"] == 1.0
+    assert reward(titled, goal).reward == 1.0
     # product type: half the type's words (shoes) keep r_type 1; none gives 0
     boots = replace(good, product_type="hiking boots")
-    assert reward(boots, goal)["r_type"] == 0.0 and reward(boots, goal)["reward"] == 0.0
+    assert reward(boots, goal).r_type == 0.0 and reward(boots, goal).reward == 0.0
     walking = replace(good, product_type="walking shoes")
-    assert reward(walking, goal)["r_type"] == 1.0
+    assert reward(walking, goal).r_type == 1.0
     nothing = replace(good, options=(), attributes=(), price=100.0)
-    assert reward(nothing, goal)["reward"] == 0.0
+    assert reward(nothing, goal).reward == 0.0
 
 
 def test_perturbed_programs_fail_for_the_right_reason() -> None:

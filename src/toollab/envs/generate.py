@@ -9,8 +9,8 @@ branches:
 * **NoSearch** — a question the model should answer itself (arithmetic, units, language), with
   ``Instance.answer``.
 
-Splits are by API combination, and validation / test queries never occur in training
-(:mod:`toollab.envs.splits`).  The test split covers the tools early: until every held-out tool,
+Splits are by API combination (by goal where the task set says so: WebShop), and validation /
+test queries never occur in training (:mod:`toollab.envs.splits`).  The test split covers the tools early: until every held-out tool,
 then every tool, has a Call instance, a Call draw that calls none of the missing ones is redrawn
 (up to :data:`COVER_TRIES` times; a tool no test combination reaches is given up), so even a
 small test split measures the unseen tools and nearly all the others.  No query occurs

@@ -38,7 +38,7 @@ import hashlib
 import math
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 from toollab.envs.base import CheckResult, Environment, register_env
@@ -143,7 +143,19 @@ def type_reward(bought: Purchase, goal: ShopGoal) -> float:
     return r_type
 
 
-def reward(bought: Purchase, goal: ShopGoal) -> dict[str, float]:
+@dataclass(frozen=True)
+class Reward:
+    """WebShop's reward of a purchase and its parts (shares of the goal's attributes and options
+    matched, whether the price is within the ceiling, r_type)."""
+
+    reward: float
+    r_type: float
+    attributes: float
+    options: float
+    price: float
+
+
+def reward(bought: Purchase, goal: ShopGoal) -> Reward:
     """The reward of buying ``bought`` for ``goal`` and its parts."""
     title = bought.title.lower()
     attrs = sum(1 for a in goal.attributes if a in bought.attributes or a in title)
@@ -152,13 +164,13 @@ def reward(bought: Purchase, goal: ShopGoal) -> dict[str, float]:
     price = 1.0 if bought.price <= goal.price_max else 0.0
     r_type = type_reward(bought, goal)
     total = len(goal.attributes) + len(goal.options) + 1
-    return {
-        "reward": r_type * (attrs + opts + price) / total,
-        "r_type": r_type,
-        "attributes": attrs / len(goal.attributes) if goal.attributes else 1.0,
-        "options": opts / len(goal.options) if goal.options else 1.0,
-        "price": price,
-    }
+    return Reward(
+        reward=r_type * (attrs + opts + price) / total,
+        r_type=r_type,
+        attributes=attrs / len(goal.attributes) if goal.attributes else 1.0,
+        options=opts / len(goal.options) if goal.options else 1.0,
+        price=price,
+    )
 
 
 def _strings(value: object) -> tuple[str, ...]:
@@ -262,10 +274,8 @@ class WebShopEnv(Environment):
         bought = purchase_from_state(state)
         for i, label in enumerate(labels):
             goal = goal_from_state(label)
-            parts = (
-                reward(bought, goal) if bought is not None and goal is not None else {"reward": 0.0}
-            )
-            r = parts["reward"]
+            parts = reward(bought, goal) if bought is not None and goal is not None else None
+            r = parts.reward if parts is not None else 0.0
             if best.label is None or r > best.f1:
                 best = CheckResult(
                     success=r >= 1.0 - 1e-9,
@@ -273,13 +283,13 @@ class WebShopEnv(Environment):
                     recall=r,
                     f1=r,
                     label=i,
-                    details=dict(parts),
+                    details=asdict(parts) if parts is not None else {"reward": 0.0},
                 )
         return best
 
     def score(self) -> float:
         """The reward of the episode so far (0 until something is bought)."""
-        return 0.0 if self.bought is None else reward(self.bought, self.goal)["reward"]
+        return 0.0 if self.bought is None else reward(self.bought, self.goal).reward
 
     # -- pages ----------------------------------------------------------------------------------
     def _page_products(self) -> list[Product]:
