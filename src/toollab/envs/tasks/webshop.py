@@ -50,8 +50,8 @@ def instruction(goal: ShopGoal, rng: random.Random) -> str:
         rng,
         (
             f"{attrs} {goal.product_type}",
-            f"{goal.product_type} that is {attrs}",
-            f"a {goal.product_type} that is {attrs}",
+            f"{goal.product_type}: {attrs}",
+            f"{goal.product_type} ({attrs})",
         ),
     )
     text = pick(rng, _OPENERS).format(what=what)
