@@ -136,6 +136,10 @@ LOOKUPS: dict[tuple[str, str, str], str] = {
 }
 
 
+#: free text a search reads: another wording may still find the same thing (WebShop's query)
+FREE_TEXT = {("webshop", "search_products", "query")}
+
+
 def _perturb_value(call: GoldCall) -> tuple[str, GoldCall] | None:
     """The call with one wrong value (text first: a wrong number can be harmless, e.g. a limit
     above the number of hits)."""
@@ -172,7 +176,7 @@ def test_perturbed_programs_fail_for_the_expected_reason(name: str) -> None:
         assert not ok and reason == UNKNOWN_TOOL
         for i, call in enumerate(gold):
             perturbed = _perturb_value(call)
-            if perturbed is None:
+            if perturbed is None or (name, call.name, perturbed[0]) in FREE_TEXT:
                 continue
             key, changed = perturbed
             expected = _expected_reason(name, changed, key)
@@ -223,7 +227,7 @@ def test_no_validation_or_test_query_occurs_in_training(name: str) -> None:
     assert {i.decision for i in val} == {i.decision for i in test} == set(Decision)
 
 
-@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("name", [n for n in ALL if task_set(n).goal_split is None])
 def test_splits_recombine_seen_tools_and_hold_out_only_the_documented_ones(name: str) -> None:
     """Checked on the generated data alone."""
     train, val, test = _splits(name)
@@ -327,6 +331,7 @@ SERVABLE = {
     "text_generation": r"UUID|password|slug|case\b|acronym|placeholder|greeting|thank-you",
     "home_search": r"for sale|to buy|to rent|for rent|rentals",
     "trip_booking": r"tickets|hotel|stay in",
+    "webshop": r"price lower than|costs less than \d+ dollars|no more than \$\d+\.\d\d|priced under \$\d+\b(?!,)|\b(lipstick|shampoo|t-shirt|hoodie|earbuds|protein bars)\b",
     "household": r"\b(TV|sofa|fridge|lamp|radio|shower|wardrobe|microwave|dishwasher|knife|toothbrush|mom|bed|kitchen|window)\b",
 }
 

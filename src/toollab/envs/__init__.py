@@ -18,6 +18,7 @@ order they are imported below, the order they register in (plugins come after).
 | ``personal_life`` | personal life (PL) |
 | ``info_retrieval`` | information retrieval (IR) |
 | ``finance`` | financial transactions (FT) |
+| ``webshop`` | application manipulation (AM) |
 """
 
 # isort: off
@@ -26,6 +27,7 @@ order they are imported below, the order they register in (plugins come after).
 from toollab.envs import home_search, trip_booking, weather, favourites, spreadsheet, household
 from toollab.envs import text_generation, data_understanding, realtime_search, workspace
 from toollab.envs import personal_life, info_retrieval, finance
+from toollab.envs import webshop
 
 # isort: on
 from toollab.envs import tasks  # the goal templates, filling each class's task set
@@ -91,5 +93,6 @@ __all__ = [
     "text_generation",
     "trip_booking",
     "weather",
+    "webshop",
     "workspace",
 ]

@@ -19,6 +19,9 @@ How the combinations are assigned (:func:`split_plan`):
 4. a combination the probe did not see is a test combination with probability
    ``test_fraction`` (a stable hash of seed and combination), unless it is a single call.
 
+An environment whose goals all call the same tools (WebShop: search, then clicks) splits by goal
+instead (:attr:`TaskSet.goal_split`, :func:`is_test_goal`); it reserves no API combination.
+
 So the reservation depends on the seed: generate the training and the test split *with the same
 seed* (``toollab bench`` and ``toollab data generate`` do); other seeds hold out other
 combinations, for repeated experiments.
@@ -149,6 +152,9 @@ class SplitPlan:
 @cache
 def split_plan(env_name: str, seed: int = 0) -> SplitPlan:
     ts = task_set(env_name)
+    if ts.goal_split is not None:  # split by goal: no API combination is reserved
+        empty: frozenset[Combo] = frozenset()
+        return SplitPlan(env_name, seed, frozenset(), 0.0, empty, empty)
     counts = probe(env_name)
     held = frozenset(ts.held_out_tools)
     free = sorted(c for c in counts if not set(c) & held)
@@ -190,3 +196,17 @@ def split_plan(env_name: str, seed: int = 0) -> SplitPlan:
 def is_test_combo(env_name: str, combo: Combo, seed: int = 0) -> bool:
     """Whether an API combination belongs to the test split (never to train / validation)."""
     return split_plan(env_name, seed).is_test(combo)
+
+
+def is_test_goal(
+    env_name: str, calls: Sequence[GoldCall], env_seed: int, seed: int = 0
+) -> bool | None:
+    """Whether a goal (its gold ``calls``, drawn at environment seed ``env_seed``) belongs to the
+    test split (``True``) or to training and validation (``False``), under split seed ``seed``;
+    ``None``: to neither (an environment that splits by goal discards it).  The API-combination
+    rule above, or the environment's own :attr:`TaskSet.goal_split` (WebShop: by target product
+    and attribute combination)."""
+    ts = task_set(env_name)
+    if ts.goal_split is not None:
+        return ts.goal_split(calls, env_seed, seed)
+    return split_plan(env_name, seed).is_test(api_combo(calls))

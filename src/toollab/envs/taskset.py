@@ -62,6 +62,8 @@ class Goal:
 
 
 Maker = Callable[[random.Random, Environment], Goal]
+#: a goal-level split policy (:attr:`TaskSet.goal_split`)
+GoalSplit = Callable[[Sequence[GoldCall], int, int], bool | None]
 T = TypeVar("T")
 
 
@@ -101,6 +103,11 @@ class TaskSet:
     #: how many of the environment's tools a NoCall / NoSearch request offers (a sample, in the
     #: environment's tool order); ``None``: every tool
     offered_tools: int | None = None
+    #: a split by goal instead of by API combination (:func:`toollab.envs.splits.is_test_goal`):
+    #: ``(gold calls, environment seed, split seed)`` -> ``True`` for a test goal, ``False`` for a
+    #: training / validation goal, ``None`` for a goal of neither (never generated); ``None``:
+    #: the API-combination split
+    goal_split: GoalSplit | None = None
 
     def template(
         self, name: str, weight: float = 1.0, needs: Iterable[str] = (), atomic: bool = True

@@ -1,5 +1,5 @@
-"""Tool retrieval (BM25, dense, hybrid), demonstration retrieval, retrieval evaluation, and
-DEER's clustering-based candidate-toolset sampling."""
+"""Tool retrieval (BM25, dense, hybrid), a BM25 index over plain texts, demonstration
+retrieval, retrieval evaluation, and DEER's clustering-based candidate-toolset sampling."""
 
 from toollab.retrieval.base import (
     Hit,
@@ -15,6 +15,7 @@ from toollab.retrieval.dense import DenseRetriever
 from toollab.retrieval.evaluate import RetrievalReport, evaluate_retriever
 from toollab.retrieval.hybrid import HybridRetriever, rrf
 from toollab.retrieval.sampling import DEER_MIX, CandidateSampler, ToolClusters
+from toollab.retrieval.text_index import TextHit, TextIndex
 
 __all__ = [
     "DEER_MIX",
@@ -26,6 +27,8 @@ __all__ = [
     "HybridRetriever",
     "RetrievalReport",
     "Retriever",
+    "TextHit",
+    "TextIndex",
     "ToolClusters",
     "evaluate_retriever",
     "few_shot_messages",

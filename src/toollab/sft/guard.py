@@ -11,7 +11,8 @@ unseen tools, and the environments' test splits.  An example is dropped when
   candidates are drawn from the 77 unseen tools only, METHODS.md §1.2) — tool names are
   matched within the same source only (DEER's ``search`` is not an environment's ``search``);
 * it is an environment instance whose API combination is a test combination of the evaluation
-  seeds, or whose query text is reserved for evaluation (``toollab.envs.splits``).
+  seeds, whose goal is not a training goal (environments that split by goal, WebShop), or
+  whose query text is reserved for evaluation (``toollab.envs.splits``).
 
 Near matches are found through an inverted index of word bigrams (bigrams common to more than
 :data:`MAX_POSTING` evaluation queries are not indexed), so a check costs a few ratio
@@ -30,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from toollab.data import load_dataset
-from toollab.envs.splits import api_combo, is_eval_query, is_test_combo
+from toollab.envs.base import instance_seed
+from toollab.envs.splits import api_combo, is_eval_query, is_test_combo, is_test_goal
 from toollab.errors import UsageError
 from toollab.schema import Instance
 
@@ -195,6 +197,8 @@ class LeakageGuard:
             for seed in self.env_seeds:
                 if is_test_combo(env, combo, seed):
                     return f"test API combination ({'+'.join(combo)}, seed {seed})"
+                if is_test_goal(env, list(inst.gold), instance_seed(inst), seed) is not False:
+                    return f"not a training goal (seed {seed})"
         if is_eval_query(inst.query):
             return "query text reserved for evaluation"
         return None

@@ -15,6 +15,7 @@ from toollab.envs.tasks import (
     text_generation,
     trip_booking,
     weather,
+    webshop,
     workspace,
 )
 
@@ -31,5 +32,6 @@ __all__ = [
     "text_generation",
     "trip_booking",
     "weather",
+    "webshop",
     "workspace",
 ]
