@@ -210,8 +210,9 @@ def test_oracle_scores_one_in_every_category(sample: list[Instance], tmp_path: P
     preds = {p.id: p for p in outcome.predictions}
     miss = preds["multi_turn_miss_func_0"]
     log = EpisodeLog.model_validate(miss.metadata[KEY])
-    assert len(log.turns) == 5 and log.turns[3].steps[0].executed == []  # turn 3: no gold call
-    assert any("sort(file_name='final_report.pdf')" in s.executed for s in log.turns[4].steps)
+    # turn 2 asks for a sort before sort is offered: no gold call; turn 3 offers it
+    assert len(log.turns) == 5 and log.turns[2].steps[0].executed == []
+    assert log.turns[3].steps[0].executed == ["sort(file_name='final_report.pdf')"]
 
 
 def _keyword_call(text: str) -> str:

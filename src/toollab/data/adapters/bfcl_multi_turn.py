@@ -122,8 +122,11 @@ def _entry(rec: Record, arec: Record, category: str, doc_dir: Path) -> Instance:
     def bad(problem: str) -> InputError:
         return InputError(problem, path=rec.path, line=rec.line, where=f"entry {inst_id!r}")
 
-    classes = d["involved_classes"]
-    if not isinstance(classes, list) or not classes or not all(isinstance(c, str) for c in classes):
+    raw_classes = d["involved_classes"]
+    if not isinstance(raw_classes, list) or not raw_classes:
+        raise bad("'involved_classes' must be a non-empty list of class names")
+    classes = [c for c in raw_classes if isinstance(c, str)]
+    if len(classes) != len(raw_classes):
         raise bad("'involved_classes' must be a non-empty list of class names")
     for cls in classes:
         if cls not in CLASS_DOC_FILES:
@@ -141,14 +144,14 @@ def _entry(rec: Record, arec: Record, category: str, doc_dir: Path) -> Instance:
     if not isinstance(missed_raw, dict):
         raise bad("'missed_function' must be an object (turn index → function names)")
     missed: dict[str, list[dict[str, Any]]] = {}
-    for turn, names in missed_raw.items():
-        if not str(turn).isdigit() or int(turn) >= len(question):
-            raise bad(f"missed_function: {turn!r} is not a turn of the entry")
+    for key, names in missed_raw.items():
+        if not str(key).isdigit() or int(key) >= len(question):
+            raise bad(f"missed_function: {key!r} is not a turn of the entry")
         if not isinstance(names, list) or not all(
             isinstance(n, str) and n in by_name for n in names
         ):
-            raise bad(f"missed_function[{turn!r}]: must list functions of the involved classes")
-        missed[str(turn)] = [by_name[n] for n in names]
+            raise bad(f"missed_function[{key!r}]: must list functions of the involved classes")
+        missed[str(key)] = [by_name[str(n)] for n in names]
     held = {n for docs_ in missed.values() for n in (doc["name"] for doc in docs_)}
     turns: list[list[dict[str, Any]]] = []
     for i, turn in enumerate(question):
@@ -156,21 +159,22 @@ def _entry(rec: Record, arec: Record, category: str, doc_dir: Path) -> Instance:
             isinstance(m, dict) and isinstance(m.get("content"), str) for m in turn
         ):
             raise bad(f"question[{i}] must be a list of messages with 'role' and 'content'")
-        users = [m for m in turn if m.get("role") == "user"]
+        messages_i = [dict(m) for m in turn if isinstance(m, dict)]
+        users = [m for m in messages_i if m.get("role") == "user"]
         if str(i) in missed:
             if turn:
                 raise bad(f"question[{i}]: a turn that offers held-out functions has no message")
         elif len(users) != 1:
             raise bad(f"question[{i}] must hold one user message, not {len(users)}")
-        turns.append(turn)
-    a = require_object(arec, ("id", "ground_truth"))
-    truth = a["ground_truth"]
-    if not isinstance(truth, list) or not all(
-        isinstance(t, list) and all(isinstance(c, str) for c in t) for t in truth
+        turns.append(messages_i)
+    raw_truth = require_object(arec, ("id", "ground_truth"))["ground_truth"]
+    if not isinstance(raw_truth, list) or not all(
+        isinstance(t, list) and all(isinstance(c, str) for c in t) for t in raw_truth
     ):
         raise bad(
             f"ground truth ({arec.path}:{arec.line}) must be one list of call strings per turn"
         )
+    truth = [[str(c) for c in t] for t in raw_truth if isinstance(t, list)]
     if len(truth) != len(turns):
         raise bad(f"the ground truth has {len(truth)} turns, the question {len(turns)}")
     gold: list[GoldCall] = []
@@ -231,10 +235,10 @@ def load_file(qfile: Path, category: str, answer_dir: Path, doc_dir: Path) -> li
     out = []
     for rec in read_records(qfile):
         d = require_object(rec, ("id",))
-        arec = answers.get(str(d["id"]))
-        if arec is None:
+        answer = answers.get(str(d["id"]))
+        if answer is None:
             raise rec.error(f"entry {d['id']!r}: no ground truth in {afile}")
-        out.append(_entry(rec, arec, category, doc_dir))
+        out.append(_entry(rec, answer, category, doc_dir))
     return out
 
 
@@ -262,7 +266,7 @@ class BFCLMultiTurnAdapter(Adapter):
         not beside the questions; ``func_docs``: BFCL's ``multi_turn_func_doc`` folder."""
         if path.is_dir():
             folder = path
-            files = {}
+            files: dict[str, Path] = {}
             for p in sorted(path.glob("BFCL_v*_multi_turn_*.json")):
                 m = QUESTION_FILE.match(p.name)
                 if m:
