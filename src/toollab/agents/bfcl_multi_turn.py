@@ -34,6 +34,7 @@ from toollab.models.base import ChatRequest, GenerateOptions, Message, Model, Mo
 from toollab.models.policy import CallPolicy, run_policy
 from toollab.parsing import ParseResult
 from toollab.schema import Instance, Tool, ToolCall
+from toollab.schema.json import JsonObject
 from toollab.schema.record import ExecutionRecord, Prediction, Step
 from toollab.templates.base import Template
 
@@ -100,7 +101,7 @@ class BfclMultiTurnAgent:
     ) -> Prediction:
         t0 = time.perf_counter()
         inputs = episode_inputs(instance)
-        turns = (
+        turns: list[list[JsonObject]] = (
             inputs.turns
             if inputs is not None
             else [[{"role": "user", "content": t}] for t in user_turns(instance)]

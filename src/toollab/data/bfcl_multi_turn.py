@@ -23,6 +23,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from toollab.schema.json import JsonObject
+
 #: the instance (inputs) and prediction (record) metadata key
 KEY = "bfcl_multi_turn"
 #: the instance metadata key of the ground truth (one list of call strings per turn)
@@ -40,12 +42,12 @@ class EpisodeInputs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     #: the messages of each user turn as the data gives them (``[]`` for a held-out-function turn)
-    turns: list[list[dict[str, Any]]]
+    turns: list[list[JsonObject]]
     #: each stateful class's initial attributes, by class name
-    initial_config: dict[str, Any] = Field(default_factory=dict)
+    initial_config: JsonObject = Field(default_factory=dict)
     involved_classes: list[str]
     #: turn index (as text, as upstream keys it) → the function docs offered at that turn
-    missed_function: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    missed_function: dict[str, list[JsonObject]] = Field(default_factory=dict)
     #: BFCL loads the long-context variant of each class's scenario
     long_context: bool = False
 
@@ -61,7 +63,7 @@ class StepLog(BaseModel):
     #: otherwise the calls read from the output (native tool calls, constrained decoding, a
     #: template parser other than ``python``: BFCL's function-calling handlers decode such
     #: outputs themselves), ``[{name: arguments}]``; ``None`` = the output could not be read
-    decoded: list[dict[str, Any]] | None = None
+    decoded: list[JsonObject] | None = None
     #: the calls executed, as BFCL's executor strings (``[]``: the step ended the turn)
     executed: list[str] = Field(default_factory=list)
     #: one result string per executed call
@@ -85,6 +87,14 @@ class EpisodeLog(BaseModel):
     turns: list[TurnLog] = Field(default_factory=list)
     #: ended by BFCL's step limit (``MAXIMUM_STEP_LIMIT`` steps in one turn)
     force_quit: bool = False
+
+
+class Verdict(BaseModel):
+    """BFCL's checker's verdict on one entry (its ``valid``, ``error_type``, ``error_message``)."""
+
+    valid: bool
+    error_type: str | None = None
+    error_message: str = ""
 
 
 class CallSyntaxError(ValueError):

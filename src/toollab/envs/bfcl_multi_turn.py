@@ -31,12 +31,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 from toollab.data.adapters.bfcl_multi_turn import CLASS_DOC_FILES, INSTALL_HINT
-from toollab.data.bfcl_multi_turn import EpisodeInputs
+from toollab.data.bfcl_multi_turn import EpisodeInputs, Verdict
 from toollab.errors import UsageError
 from toollab.parsing.python_calls import bfcl_decode_ast
+from toollab.schema.json import JsonObject
 
 #: what a call that may not be evaluated is handed to BFCL's executor as (refused unevaluated)
 REFUSED = "exit()"
@@ -69,7 +70,7 @@ def step_limit() -> int:
     return int(_modules()[2].MAXIMUM_STEP_LIMIT)
 
 
-def added_functions_prompt(docs: list[dict[str, Any]]) -> str:
+def added_functions_prompt(docs: list[JsonObject]) -> str:
     """The user message of a turn that offers held-out functions (BFCL's prompting text)."""
     text: str = _modules()[2].DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_PROMPTING
     return text.format(functions=docs)
@@ -113,18 +114,20 @@ def nested_value(value: Any) -> str:
     return repr(value)
 
 
-def execution_list(decoded: list[dict[str, Any]]) -> list[str]:
+def execution_list(decoded: list[JsonObject]) -> list[str]:
     """BFCL's ``decoded_output_to_execution_list``: ``[{name: {kwarg: value}}]`` → call texts.
     Raises where upstream raises (the step then counts as not decoded)."""
     out = []
     for call in decoded:
         for key, value in call.items():
+            if not isinstance(value, dict):  # upstream fails on it the same way
+                raise TypeError(f"the arguments of {key!r} are not an object")
             args = ", ".join(f"{k}={nested_value(v)}" for k, v in value.items())
             out.append(f"{key}({args})")
     return out
 
 
-def step_calls(raw: str, decoded: list[dict[str, Any]] | None, prompting: bool) -> list[str]:
+def step_calls(raw: str, decoded: list[JsonObject] | None, prompting: bool) -> list[str]:
     """One step's calls as executor texts (``[]``: no call), as BFCL decodes a step: the calls
     already read (``decoded``: a function-calling handler's part), else BFCL's prompting decoder
     (``default_decode_execute_prompting``) on ``raw`` when ``prompting``.  Raises where BFCL's
@@ -133,7 +136,7 @@ def step_calls(raw: str, decoded: list[dict[str, Any]] | None, prompting: bool) 
         return execution_list(decoded)
     if not prompting:
         raise ValueError("the output could not be read")
-    return execution_list(bfcl_decode_ast(raw))
+    return execution_list(cast(list[JsonObject], bfcl_decode_ast(raw)))
 
 
 def _namespace() -> set[str]:
@@ -230,9 +233,9 @@ def check_episode(
     inputs: EpisodeInputs,
     entry_id: str,
     category: str,
-) -> dict[str, Any]:
+) -> Verdict:
     """BFCL's ``multi_turn_checker`` on the decoded steps of every turn (model call texts are
-    :func:`guarded` first); its result dict (``valid``, ``error_type``, ``error_message``)."""
+    :func:`guarded` first); its verdict."""
     methods = method_names(tuple(inputs.involved_classes))
     safe = [[[guarded(c, methods) for c in step] for step in turn] for turn in decoded]
     entry = {
@@ -244,4 +247,8 @@ def check_episode(
         result: dict[str, Any] = _modules()[1].multi_turn_checker(
             safe, ground_truth, entry, category, name
         )
-    return result
+    return Verdict(
+        valid=bool(result.get("valid")),
+        error_type=None if result.get("valid") else str(result.get("error_type")),
+        error_message=str(result.get("error_message", "")),
+    )

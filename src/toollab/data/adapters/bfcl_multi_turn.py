@@ -48,6 +48,7 @@ from toollab.data.bfcl_multi_turn import (
 from toollab.data.jsonl import Record, read_records, require_object
 from toollab.errors import InputError, UsageError
 from toollab.schema import Decision, GoldCall, Instance, Tool
+from toollab.schema.json import JsonObject
 
 SOURCE = "bfcl-multi-turn"
 FUNC_DOC_DIR = "multi_turn_func_doc"
@@ -91,7 +92,7 @@ def class_docs(doc_dir: Path, cls: str) -> list[dict[str, Any]]:
     return json.loads(json.dumps(_docs_of(doc_dir / CLASS_DOC_FILES[cls])))
 
 
-def doc_tool(doc: dict[str, Any]) -> Tool:
+def doc_tool(doc: JsonObject) -> Tool:
     """One BFCL function doc as a tool (the doc verbatim in ``metadata["raw"]``)."""
     schema = convert_schema(doc.get("parameters")) if doc.get("parameters") else None
     if isinstance(schema, dict):

@@ -24,7 +24,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from toollab.data.bfcl_multi_turn import CATEGORIES, GROUND_TRUTH, KEY, EpisodeInputs, EpisodeLog
+from toollab.data.bfcl_multi_turn import (
+    CATEGORIES,
+    GROUND_TRUTH,
+    KEY,
+    EpisodeInputs,
+    EpisodeLog,
+    Verdict,
+)
 from toollab.envs.bfcl_multi_turn import check_episode, step_calls
 from toollab.eval.metrics.registry import MetricResult, Scorer, instance_key, scorer
 from toollab.schema import Instance
@@ -47,40 +54,40 @@ def decoded_turns(log: EpisodeLog) -> list[list[list[str]]]:
     return out
 
 
-def check_prediction(pred: Prediction, inst: Instance) -> dict[str, Any]:
-    """BFCL's verdict on one prediction (``valid``, ``error_type``, ``error_message``)."""
+def check_prediction(pred: Prediction, inst: Instance) -> Verdict:
+    """BFCL's verdict on one prediction."""
     truth = inst.metadata.get(GROUND_TRUTH)
     try:
         inputs = EpisodeInputs.model_validate(inst.metadata.get(KEY))
     except ValidationError:
-        return {"valid": False, "error_type": "multi_turn:no_episode", "error_message": "no inputs"}
+        return Verdict(valid=False, error_type="multi_turn:no_episode", error_message="no inputs")
     if not isinstance(truth, list):
-        return {"valid": False, "error_type": "multi_turn:no_ground_truth", "error_message": ""}
+        return Verdict(valid=False, error_type="multi_turn:no_ground_truth", error_message="")
     raw_log = pred.metadata.get(KEY)
     try:
         log = EpisodeLog.model_validate(raw_log)
     except ValidationError:
-        return {
-            "valid": False,
-            "error_type": "multi_turn:inference_error",
-            "error_message": pred.error or "no episode was recorded",
-        }
+        return Verdict(
+            valid=False,
+            error_type="multi_turn:inference_error",
+            error_message=pred.error or "no episode was recorded",
+        )
     if len(log.turns) != len(truth):
-        return {
-            "valid": False,
-            "error_type": "multi_turn:force_terminated",
-            "error_message": f"{len(log.turns)} turns played of {len(truth)}",
-        }
+        return Verdict(
+            valid=False,
+            error_type="multi_turn:force_terminated",
+            error_message=f"{len(log.turns)} turns played of {len(truth)}",
+        )
     decoded = decoded_turns(log)
     category = inst.category or inst.id.rsplit("_", 1)[0]
     try:
         return check_episode(decoded, truth, inputs, inst.id, category)
     except Exception as exc:  # BFCL's asserts: a failure of this entry, not of the scorer
-        return {
-            "valid": False,
-            "error_type": "multi_turn:checker_exception",
-            "error_message": f"{type(exc).__name__}: {exc}",
-        }
+        return Verdict(
+            valid=False,
+            error_type="multi_turn:checker_exception",
+            error_message=f"{type(exc).__name__}: {exc}",
+        )
 
 
 @scorer(
@@ -118,16 +125,16 @@ class BFCLMultiTurnScorer(Scorer):
             check = check_prediction(pred, inst)
             category = inst.category or "multi_turn"
             per_cat[category][1] += 1
-            valid = bool(check.get("valid"))
+            valid = check.valid
             if valid:
                 per_cat[category][0] += 1
             else:
-                res.add_error(str(check.get("error_type")))
+                res.add_error(str(check.error_type))
             res.per_instance[instance_key(pred)] = {
                 "category": category,
                 "valid": valid,
-                "error_type": None if valid else check.get("error_type"),
-                "error": [] if valid else [str(check.get("error_message", ""))[:300]],
+                "error_type": check.error_type,
+                "error": [] if valid else [check.error_message[:300]],
             }
         acc = {c: k / n for c, (k, n) in sorted(per_cat.items()) if n}
         res.metrics = dict(acc)
