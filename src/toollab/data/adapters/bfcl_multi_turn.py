@@ -32,7 +32,6 @@ from toollab.data.adapters.bfcl import (
     ANSWER_DIR,
     QUESTION_FILE,
     convert_schema,
-    protocol_facts,
     tool_from_doc,
 )
 from toollab.data.base import Adapter, Dataset, as_list, as_path, check_choices, register_adapter
@@ -47,7 +46,7 @@ from toollab.data.bfcl_multi_turn import (
 )
 from toollab.data.jsonl import Record, read_records, require_object
 from toollab.errors import InputError, UsageError
-from toollab.schema import Decision, GoldCall, Instance, Tool
+from toollab.schema import Decision, GoldCall, Instance, ProtocolFacts, Tool
 from toollab.schema.json import JsonObject
 
 SOURCE = "bfcl-multi-turn"
@@ -213,7 +212,8 @@ def _entry(rec: Record, arec: Record, category: str, doc_dir: Path) -> Instance:
         decision=Decision.CALL,
         source=SOURCE,
         category=category,
-        protocol=protocol_facts(category),
+        # the category is published; a step may hold any number of calls, or none
+        protocol=ProtocolFacts(published={"category": category}),
         split="test",
         metadata={
             KEY: inputs.model_dump(mode="json"),
