@@ -112,6 +112,10 @@ class BfclMultiTurnAgent:
         if first_system:  # BFCL: the entry's own system text follows the default prompt
             system = "\n\n".join([system, *(str(m["content"]) for m in first_system)])
         messages: list[Message] = [{"role": "system", "content": system}] if system else []
+        prompt: list[dict[str, object]] = [
+            *messages,
+            *(dict(m) for turn in turns for m in turn if m.get("role") == "user"),
+        ]
         episode = Episode(inputs, instance.id) if inputs is not None else None
         limit = step_limit() if episode is not None else FALLBACK_STEP_LIMIT
         log = EpisodeLog()
@@ -177,9 +181,11 @@ class BfclMultiTurnAgent:
         finally:
             if episode is not None:
                 episode.close()
-        return _prediction(
+        pred = _prediction(
             instance, log, steps, outputs, (executed, made, results), error, t0, template
         )
+        pred.prompt = prompt  # the system prompt and every user message, in order
+        return pred
 
 
 def _prediction(
