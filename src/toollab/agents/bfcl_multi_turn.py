@@ -112,9 +112,12 @@ class BfclMultiTurnAgent:
         if first_system:  # BFCL: the entry's own system text follows the default prompt
             system = "\n\n".join([system, *(str(m["content"]) for m in first_system)])
         messages: list[Message] = [{"role": "system", "content": system}] if system else []
-        prompt: list[dict[str, object]] = [
-            *messages,
-            *(dict(m) for turn in turns for m in turn if m.get("role") == "user"),
+        prompt: list[dict[str, object]] = [dict(m) for m in messages]
+        prompt += [
+            {"role": "user", "content": m.get("content")}
+            for turn in turns
+            for m in turn
+            if m.get("role") == "user"
         ]
         episode = Episode(inputs, instance.id) if inputs is not None else None
         limit = step_limit() if episode is not None else FALLBACK_STEP_LIMIT
