@@ -116,11 +116,17 @@ def _kwargs(
 
 
 def _entry(rec: Record, arec: Record, category: str, doc_dir: Path) -> Instance:
-    d = require_object(rec, ("id", "question", "initial_config", "involved_classes"))
+    d = require_object(rec, ("id",))
     inst_id = str(d["id"])
 
     def bad(problem: str) -> InputError:
         return InputError(problem, path=rec.path, line=rec.line, where=f"entry {inst_id!r}")
+
+    missing = [k for k in ("question", "initial_config", "involved_classes") if k not in d]
+    if missing:
+        raise bad(
+            "missing field" + ("s " if len(missing) > 1 else " ") + ", ".join(map(repr, missing))
+        )
 
     raw_classes = d["involved_classes"]
     if not isinstance(raw_classes, list) or not raw_classes:
