@@ -44,6 +44,8 @@ fi
 
 if [ "$DEV" = 1 ]; then
   "${PIP[@]}" -e ".[all,dev]"
+  # BFCL's multi-turn backend and checker (the [bfcl] extra): plain Python, its pins not needed
+  "${PIP[@]}" --no-deps "bfcl-eval==2026.3.23"
   if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ]; then
     (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || echo "chromium not installed: the report rendering test will fail" >&2
   fi

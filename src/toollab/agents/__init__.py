@@ -5,7 +5,8 @@ action generator: retrieved API documents and train-split demonstrations), ``rea
 Thought / Action / Observation loop with tool execution), ``deer`` (DEER's two-round,
 teacher-forced inference), ``conversation`` (whole conversations under the conversation
 protocol ``toollab chat`` speaks, one user turn after another), ``alpha-umi`` (α-UMi's planner,
-caller and summarizer) and ``alpha-umi-backbone`` (the single LLM of the same loop).
+caller and summarizer), ``alpha-umi-backbone`` (the single LLM of the same loop) and
+``bfcl-multi-turn`` (BFCL's executable multi-turn episodes, played as BFCL's prompting loop).
 """
 
 from toollab.agents.action import ActionAgent
@@ -17,6 +18,7 @@ from toollab.agents.base import (
     get_agent,
     register_agent,
 )
+from toollab.agents.bfcl_multi_turn import BfclMultiTurnAgent
 from toollab.agents.converse import ConversationAgent
 from toollab.agents.deer import DeerAgent
 from toollab.agents.react import ReactAgent
@@ -28,6 +30,7 @@ __all__ = [
     "AgentOptions",
     "AlphaUmiAgent",
     "AlphaUmiBackbone",
+    "BfclMultiTurnAgent",
     "ConversationAgent",
     "DeerAgent",
     "ReactAgent",

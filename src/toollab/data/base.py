@@ -190,6 +190,8 @@ class Adapter:
     default_template: ClassVar[str] = "json"
     #: the agent a run uses when none is named (``--agent``): the benchmark's own protocol
     default_agent: ClassVar[str] = "single"
+    #: evaluation data only: exporting it as training data is refused (``toollab data sft``)
+    evaluation_only: ClassVar[bool] = False
     #: ``load(path, **options) -> Dataset``; each adapter names its own options
     load: Callable[..., Dataset]
 

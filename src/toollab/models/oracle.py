@@ -11,6 +11,9 @@ instance id in :attr:`ChatRequest.tag`.
 * Single-turn agents get the whole gold answer at once (:meth:`Template.target`).
 * Step-by-step agents (ReAct: one call per turn) get the n-th gold call on their n-th turn and the
   final answer once the gold calls are used up (``stepwise=True``).
+* Instances answered turn by turn (``metadata["gold_turns"]``: the number of gold calls of each
+  user turn, as BFCL multi-turn entries have): at the first step of a user turn all of that
+  turn's gold calls, then an answer with no call (which ends the turn).
 * DEER's teacher-forced second round (a raw prompt ending in the gold pool and ``#``) gets the
   rest of the gold chain.
 
@@ -96,6 +99,9 @@ class OracleModel(Model):
             return full
         if not self.stepwise:
             return tpl.target(inst)
+        per_turn = inst.metadata.get("gold_turns")
+        if isinstance(per_turn, list):
+            return _turn_answer(inst, [int(n) for n in per_turn], req.messages, tpl)
         step = _assistant_turns(req.messages) - _assistant_turns(inst.messages)
         gold = list(inst.gold)
         if step < len(gold):
@@ -117,6 +123,20 @@ class OracleModel(Model):
             stop=stop,
             tag=req.tag,
         )
+
+
+def _turn_answer(
+    inst: Instance, per_turn: list[int], messages: list[dict[str, Any]], tpl: GoldWriter
+) -> str:
+    """The gold of a turn-by-turn instance: the request's user turn is its number of user
+    messages, its step the assistant messages since the last one."""
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    turn = len(users) - 1
+    step = _assistant_turns(messages[users[-1] :]) if users else 0
+    if 0 <= turn < len(per_turn) and step == 0 and per_turn[turn]:
+        start = sum(per_turn[:turn])
+        return tpl.render_calls(list(inst.gold[start : start + per_turn[turn]]))
+    return tpl.render_answer(None)
 
 
 def _assistant_turns(messages: list[dict[str, Any]]) -> int:

@@ -46,9 +46,10 @@ class ProtocolFacts(BaseModel):
 #: scorers read them, never the code that builds a request (``metadata`` included: adapters keep
 #: the raw gold and provenance there), see :meth:`Instance.with_answer_key_of`
 ANSWER_KEY_FIELDS = ("gold", "alternatives", "decision", "answer", "category", "metadata")
-#: metadata keys that are inputs after all: an environment instance's initial state, and the
-#: tool documents and gold history before the step of α-UMi's step-level protocol
-INPUT_METADATA_KEYS = ("seed", "alpha_umi")
+#: metadata keys that are inputs after all: an environment instance's initial state, the
+#: tool documents and gold history before the step of α-UMi's step-level protocol, and a BFCL
+#: multi-turn episode's user turns, initial state and held-out functions
+INPUT_METADATA_KEYS = ("seed", "alpha_umi", "bfcl_multi_turn")
 
 
 class Instance(BaseModel):

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toollab.data import load_dataset, load_tools
+from toollab.data import get_adapter, load_dataset, load_tools
 from toollab.data.adapters.deer import PROTOCOL as DEER_PROTOCOL
 from toollab.data.pysig import parse_call_text
 from toollab.envs.generate import generate
@@ -194,6 +194,11 @@ def load_source(spec: SourceSpec) -> list[Instance]:
     """Every instance of one source (before ``n`` / weights are applied)."""
     if spec.kind == ENV_KIND:
         return _env_instances(spec)
+    if spec.kind != DEER_EXAMPLES_KIND and get_adapter(spec.kind).evaluation_only:
+        raise UsageError(
+            f"source {spec.label}: the {get_adapter(spec.kind).name} format is evaluation data "
+            "only and is not exported for training"
+        )
     path = Path(spec.target)
     if not path.exists():
         raise UsageError(f"source {spec.label}: {path} does not exist")

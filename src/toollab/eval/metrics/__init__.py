@@ -3,7 +3,7 @@
 >>> from toollab.eval.metrics import applicable_scorers, score_all
 >>> results = score_all(predictions, {i.id: i for i in instances})
 
-Scorers: ``seal_tools``, ``bfcl``, ``deer``, ``deer_baseline``, ``alpha_umi``, ``tooleyes``
+Scorers: ``seal_tools``, ``bfcl``, ``bfcl_multi_turn`` (BFCL's executable multi-turn checker), ``deer``, ``deer_baseline``, ``alpha_umi``, ``tooleyes``
 (optional LLM judge), ``environment`` (toollab's environments), ``conversation`` (whole
 conversations over held-out environment episodes), ``execution`` (SambaNova ToolBench data),
 ``dialogue``, ``retrieval`` (runs with retrieval in the loop); corrected variants, run only when named:
@@ -13,6 +13,7 @@ conversations over held-out environment episodes), ``execution`` (SambaNova Tool
 from toollab.eval.metrics import (  # noqa: F401  (registration)
     alpha_umi,
     bfcl,
+    bfcl_multi_turn,
     conversation,
     deer,
     dialogue,
