@@ -222,5 +222,3 @@ class CellTools:
             keep.append(compare(norm_value(v), operator, target))
         self.df = self.df[keep].reset_index(drop=True)
         return "ok"
-
-

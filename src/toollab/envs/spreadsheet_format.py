@@ -53,7 +53,9 @@ class FormatTools(BookAccess):
         return self._format(range, "underline", underline)
 
     @tool(returns=False)
-    def set_font_size(self, range: Range, size: Annotated[int, Param(minimum=6, maximum=48)]) -> str:
+    def set_font_size(
+        self, range: Range, size: Annotated[int, Param(minimum=6, maximum=48)]
+    ) -> str:
         """Set the font size of a range, in points.
 
         Args:
@@ -215,7 +217,9 @@ class LayoutTools(BookAccess):
 
     @tool(returns=False)
     def set_row_height(
-        self, height: Annotated[int, Param(minimum=10, maximum=200)], row: Annotated[int, Param(minimum=1)]
+        self,
+        height: Annotated[int, Param(minimum=10, maximum=200)],
+        row: Annotated[int, Param(minimum=1)],
     ) -> str:
         """Set the height of a row, in pixels.
 

@@ -157,9 +157,7 @@ class Block:
         return a if a == b else f"{a}:{b}"
 
     def cells(self) -> list[tuple[int, int]]:
-        return [
-            (r, c) for r in range(self.r1, self.r2 + 1) for c in range(self.c1, self.c2 + 1)
-        ]
+        return [(r, c) for r in range(self.r1, self.r2 + 1) for c in range(self.c1, self.c2 + 1)]
 
     @property
     def height(self) -> int:

@@ -56,7 +56,9 @@ class RangeTools(BookAccess):
             raise EnvError("values must be rows of equal, non-zero length", BAD_VALUE)
         start = parse_block(range)
         if start.height * start.width == 1:
-            start = Block(start.r1, start.c1, start.r1 + len(values) - 1, start.c1 + len(values[0]) - 1)
+            start = Block(
+                start.r1, start.c1, start.r1 + len(values) - 1, start.c1 + len(values[0]) - 1
+            )
         b = self._data_block(start.a1, grow=len(values))
         if (b.height, b.width) != (len(values), len(values[0])):
             raise EnvError(
@@ -215,7 +217,9 @@ class RangeTools(BookAccess):
         if not values or any(not r or len(r) > sheet.n_cols for r in values):
             raise EnvError(f"each row needs 1 to {sheet.n_cols} values", BAD_VALUE)
         for r in values:
-            sheet.df.loc[len(sheet.df)] = [norm_value(v) for v in r] + [""] * (sheet.n_cols - len(r))
+            sheet.df.loc[len(sheet.df)] = [norm_value(v) for v in r] + [""] * (
+                sheet.n_cols - len(r)
+            )
         return "ok"
 
     @tool(returns=False)
