@@ -102,6 +102,8 @@ class SpreadsheetEnv(
         self.title = SHEET_NAMES[seed % len(SHEET_NAMES)]
         self.book: Workbook = new_workbook(seed)
         self._start = self.book.facts()
+        #: the sheets the seed's workbook starts with (goals name only these)
+        self.start_titles = tuple(s.title for s in self.book.sheets)
 
     @property
     def df(self) -> Any:

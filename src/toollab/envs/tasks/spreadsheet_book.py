@@ -19,7 +19,7 @@ def _other(b: Book, rng: random.Random, *, hidden: bool | None = None) -> str:
     """A sheet other than the data sheet (visible or hidden as asked)."""
     titles = [
         s.title
-        for s in b.book.sheets
+        for s in b.named
         if s is not b.sheet and (hidden is None or s.hidden == hidden)
     ]
     if not titles:
@@ -48,7 +48,7 @@ def add_sheet(rng: random.Random, env: Environment) -> Goal:
 @feature("rename_sheet")
 def rename_sheet(rng: random.Random, env: Environment) -> Goal:
     b = Book(env, any_sheet=True)
-    old = pick(rng, [b.title, *(s.title for s in b.book.sheets if s.title == NOTES_SHEET)])
+    old = pick(rng, [b.title, *(s.title for s in b.named if s.title == NOTES_SHEET)])
     new = _fresh(b, rng)
     return b.task(
         f"Rename the {old} sheet to {new}.", [call("rename_sheet", title=old, new_title=new)]
@@ -75,7 +75,7 @@ def duplicate_sheet(rng: random.Random, env: Environment) -> Goal:
 @feature("select_sheet")
 def select_sheet(rng: random.Random, env: Environment) -> Goal:
     b = Book(env)
-    if not b.book.has_sheet(NOTES_SHEET):
+    if NOTES_SHEET not in {s.title for s in b.named}:
         raise TemplateError("no Notes sheet")
     note = pick(rng, ("Order more stock", "Call the supplier", "Review in June", "Send the report"))
     return b.task(
@@ -94,7 +94,9 @@ def select_sheet(rng: random.Random, env: Environment) -> Goal:
 def move_sheet(rng: random.Random, env: Environment) -> Goal:
     b = Book(env, any_sheet=True)
     titles = [s.title for s in b.book.sheets]
-    title = pick(rng, titles[1:])
+    title = pick(rng, [t for t in titles[1:] if t in {s.title for s in b.named}] or [""])
+    if not title:
+        raise TemplateError("no sheet to move")
     return b.task(
         f"Move the {title} sheet to the first tab position.",
         [call("move_sheet", title=title, position=1)],
@@ -118,7 +120,7 @@ def unhide_sheet(rng: random.Random, env: Environment) -> Goal:
 @feature("set_tab_color")
 def set_tab_color(rng: random.Random, env: Environment) -> Goal:
     b = Book(env, any_sheet=True)
-    title = pick(rng, [s.title for s in b.book.sheets])
+    title = pick(rng, [s.title for s in b.named])
     color = pick(rng, COLOURS)
     return b.task(
         f"Colour the tab of the {title} sheet {color}.",

@@ -56,6 +56,12 @@ class Book:
             c for j, c in enumerate(self.cols) if all(is_number(r[j]) for r in self.rows)
         ]
         self.title = self.sheet.title
+        #: the sheets a goal may name: those the workbook started with, under their first
+        #: names (a sheet made or renamed by an earlier part of the request is never looked up,
+        #: so a wrong name there cannot break a later part)
+        self.named = [s for s in self.book.sheets if s.title in env.start_titles]
+        if self.title not in env.start_titles:
+            raise TemplateError("the data sheet was renamed")
 
     def letter(self, col: str) -> str:
         return col_letter(self.cols.index(col))
@@ -76,7 +82,7 @@ class Book:
         return Goal(query=goal, calls=calls, alternatives=alternatives or [], context=data)
 
 
-def feature(name: str, weight: float = 0.3) -> Callable[[Maker], Maker]:
+def feature(name: str, weight: float = 1.0) -> Callable[[Maker], Maker]:
     """Register a workbook tool's template in :data:`FEATURES` and in the environment's task
     set (a goal of its own there, not joined by ``two_goals``)."""
 
@@ -88,7 +94,7 @@ def feature(name: str, weight: float = 0.3) -> Callable[[Maker], Maker]:
     return deco
 
 
-@TASKS.template("workbook_goals", weight=14, atomic=False)
+@TASKS.template("workbook_goals", weight=40, atomic=False)
 def workbook_goals(rng: random.Random, env: Environment) -> Goal:
     """Two (now and then three) workbook goals in one request."""
     task = compose(FEATURES, rng, env)
