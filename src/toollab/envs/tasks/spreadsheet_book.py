@@ -18,9 +18,7 @@ _HEADERS = (("Region", "Revenue"), ("Month", "Target", "Actual"), ("Item", "Owne
 def _other(b: Book, rng: random.Random, *, hidden: bool | None = None) -> str:
     """A sheet other than the data sheet (visible or hidden as asked)."""
     titles = [
-        s.title
-        for s in b.named
-        if s is not b.sheet and (hidden is None or s.hidden == hidden)
+        s.title for s in b.named if s is not b.sheet and (hidden is None or s.hidden == hidden)
     ]
     if not titles:
         raise TemplateError("no such sheet")
