@@ -115,6 +115,22 @@ LOOKUPS: dict[tuple[str, str, str], str] = {
     ("spreadsheet", "rename_column", "column"): NOT_FOUND,
     ("spreadsheet", "delete_row", "row"): BAD_VALUE,  # a row number below the sheet
     **{
+        ("spreadsheet", t, "title"): NOT_FOUND
+        for t in (
+            "rename_sheet",
+            "delete_sheet",
+            "duplicate_sheet",
+            "select_sheet",
+            "move_sheet",
+            "hide_sheet",
+            "unhide_sheet",
+            "set_tab_color",
+            "delete_chart",
+            "set_chart_title",
+        )
+    },
+    ("spreadsheet", "delete_named_range", "name"): NOT_FOUND,
+    **{
         ("weather", t, p): NOT_FOUND
         for t in ("current_weather_by_city", "forecast_by_city", "geocode_city")
         for p in ("city",)

@@ -187,6 +187,10 @@ class Environment(ABC):
     #: tokens per model turn in ``toollab bench`` (room for the longest gold programs of the
     #: test split in the json template)
     max_tokens: ClassVar[int] = 96
+    #: tools offered per request in ``toollab bench``: the top ``retrieved_tools`` a BM25
+    #: retriever finds for the request among the environment's tools (for an environment with
+    #: more tool documents than a small model's prompt holds); ``None``: every tool
+    retrieved_tools: ClassVar[int | None] = None
     #: the class's tool methods, found once (see :meth:`tool_functions`)
     _tool_functions: ClassVar[tuple[ToolFunction, ...]]
     _class_pool: ClassVar[ToolPool]

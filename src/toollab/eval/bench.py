@@ -56,6 +56,9 @@ DEFAULT_BENCH_MODELS = ("bundled:smollm2-135m", "bundled:smollm2-135m-tools")
 DEFAULT_LIMIT = 6
 #: size of the training set the test split's API complexity is measured against
 REFERENCE_TRAIN = 100
+#: the retriever that chooses the tools offered where an environment asks for it
+#: (:attr:`~toollab.envs.base.Environment.retrieved_tools`)
+RETRIEVER = "bm25"
 #: the scorer whose figures the bench reports
 SCORER = "environment"
 #: the figures in the order every view shows them
@@ -187,10 +190,13 @@ def bench_tasks(
     template: str | None = None,
     max_tokens: int | None = None,
 ) -> list[Task]:
-    """One task per environment: its generated test split, executed in that environment."""
+    """One task per environment: its generated test split, executed in that environment
+    (an environment with :attr:`~toollab.envs.base.Environment.retrieved_tools` offers each
+    request the top-k tools BM25 retrieves for it)."""
     tasks = []
     for name in names:
         insts = generate(name, "test", limit, seed)
+        k = env_class(name).retrieved_tools
         tasks.append(
             Task(
                 dataset=Dataset(name=name, format="toollab", instances=insts),
@@ -199,6 +205,8 @@ def bench_tasks(
                 template=template,
                 name=name,
                 max_tokens=max_tokens or env_class(name).max_tokens,
+                retriever=RETRIEVER if k is not None else None,
+                k=k,
             )
         )
     return tasks

@@ -1,5 +1,5 @@
 """The goal templates of the built-in environments, one module per environment: each fills the
-task set its environment class declares (:attr:`toollab.envs.base.Environment.tasks`); the
+task set its environment class declares (the spreadsheet's in three modules) (:attr:`toollab.envs.base.Environment.tasks`); the
 shared phrasing helpers are in :mod:`toollab.envs.tasks.common`."""
 
 from toollab.envs.tasks import (
@@ -12,6 +12,8 @@ from toollab.envs.tasks import (
     personal_life,
     realtime_search,
     spreadsheet,
+    spreadsheet_book,
+    spreadsheet_ranges,
     text_generation,
     trip_booking,
     weather,
@@ -29,6 +31,8 @@ __all__ = [
     "personal_life",
     "realtime_search",
     "spreadsheet",
+    "spreadsheet_book",
+    "spreadsheet_ranges",
     "text_generation",
     "trip_booking",
     "weather",
