@@ -190,6 +190,10 @@ class Adapter:
     default_template: ClassVar[str] = "json"
     #: the agent a run uses when none is named (``--agent``): the benchmark's own protocol
     default_agent: ClassVar[str] = "single"
+    #: what executes the calls when the run names nothing (``--tool-server``): ``sim`` for a
+    #: benchmark whose tools are real APIs answered by the simulated tool server; ``None``: the
+    #: environment the instances name, if any
+    default_tool_server: ClassVar[str | None] = None
     #: ``load(path, **options) -> Dataset``; each adapter names its own options
     load: Callable[..., Dataset]
 
