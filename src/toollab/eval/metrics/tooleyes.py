@@ -228,6 +228,8 @@ def model_turns(pred: Prediction) -> int:
 
 def shows_demonstrations(pred: Prediction) -> bool:
     """Whether the run prompted with ToolEyes' five-shot system prompt."""
+    if isinstance(pred.prompt, str):
+        return EXAMPLES_MARKER in pred.prompt
     return any(
         m.get("role") == "system" and EXAMPLES_MARKER in str(m.get("content") or "")
         for m in pred.prompt or []
@@ -337,17 +339,17 @@ class ToolEyesScorer(Scorer):
         judged = self._ask(rows, res) if self.judge else {}
         per_scenario: dict[str, list[dict[str, float | None]]] = defaultdict(list)
         all_rows: list[dict[str, float | None]] = []
-        for key, inst, ts, _, turns in rows:
+        for key, inst, ts, _, n_turns in rows:
             figs: dict[str, float | None] = {
                 "IF": ts.IF,
                 "tool_reality": ts.tool_reality,
                 "ans_pass": float(ts.ans_pass),
-                "turns": float(turns),
+                "turns": float(n_turns),
             }
             figs.update(self._judged_figures(ts, judged.get(key)))
             all_rows.append(figs)
             per_scenario[inst.category or "all"].append(figs)
-            res.per_instance[key] = {**figs, "turns": turns}
+            res.per_instance[key] = {**figs, "turns": n_turns}
         res.metrics = _means(all_rows)
         res.breakdown = {sc: _means(v) for sc, v in sorted(per_scenario.items())}
         res.counts = {"n": len(rows), **res.counts}
