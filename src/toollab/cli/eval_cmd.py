@@ -33,6 +33,7 @@ from toollab.eval.rescore import Coverage, rescore
 from toollab.eval.runner import results_json
 from toollab.eval.store import write_json_atomic
 from toollab.eval.task import Task, evaluate
+from toollab.eval.toolserver import check_server_spec, check_user_spec
 from toollab.report import export_inspect, write_report
 from toollab.report.runs import fmt_value
 from toollab.retrieval.offer import check_retrieval
@@ -393,6 +394,10 @@ def eval_cmd(
             raise UsageError("give --data and --format (or --conversations)")
         if envs or split != DEFAULT_SPLIT or episodes != DEFAULT_EPISODES:
             raise UsageError("--envs, --split and --episodes go with --conversations")
+        if tool_server is not None:
+            check_server_spec(tool_server)  # named as the option, before the dataset is read
+        if user is not None:
+            check_user_spec(user)
         chosen = role_agent(agent, role, get_adapter(fmt).default_agent if role else "single")
         task = Task(
             dataset=data,
