@@ -7,6 +7,11 @@ back to the user), gives an explicit answer without a call, or after ``max_turns
 allows 9).  Text with no ``Action`` at all is a format error: the model is reminded of the format
 and the episode goes on.
 
+When the environment also plays the user (:class:`~toollab.envs.base.AnswersUser`: the simulated
+tool server), ``ask_to_user`` does not end the episode while the user answers: the reply is kept
+as a ``role="user"`` step and sent as a user message, and the loop goes on (still within
+``max_turns`` model turns).
+
 Without an environment the calls cannot run: every call gets an observation saying so, and the
 model may still finish.  A turn whose text cannot be parsed gets an observation naming the problem
 (the model may repair it next turn); it is kept in ``steps`` for format-alignment scoring.
@@ -27,7 +32,7 @@ from toollab.agents.base import (
     timings_of,
     usage_of,
 )
-from toollab.envs.base import CallExecutor, HasState
+from toollab.envs.base import AnswersUser, CallExecutor, HasState
 from toollab.envs.execute import render_action
 from toollab.models.base import ChatRequest, Message, Model, ModelOutput
 from toollab.parsing import ParseResult
@@ -129,7 +134,12 @@ class ReactAgent:
                 answer, ended_by = parsed.text, "answer"  # an explicit answer without a call
                 break
             turn_obs: list[Any] = []
+            reply: str | None = None
             for call in parsed.calls:
+                if call.name == ASK_TO_USER and isinstance(env, AnswersUser):
+                    reply = await env.ask_user(final_answer(call))
+                    if reply is not None:
+                        break
                 if call.name in (FINISH, ASK_TO_USER):
                     answer = final_answer(call)
                     ended_by = FINISH if call.name == FINISH else ASK_TO_USER
@@ -144,6 +154,10 @@ class ReactAgent:
             if turn_obs:
                 step.observation = turn_obs[0] if len(turn_obs) == 1 else turn_obs
                 messages.append(observation_message(template, step.observation))
+            if reply is not None:  # the simulated user answered: the episode goes on
+                steps.append(Step(role="user", text=reply))
+                messages.append({"role": "user", "content": reply})
+                continue
             if ended_by in (FINISH, ASK_TO_USER):
                 break
 
@@ -158,11 +172,12 @@ class ReactAgent:
             parsed_all = ParseResult.fail(
                 reasons[-1] if reasons else f"no call and no answer in {len(steps)} turns"
             )
+        model_steps = [s for s in steps if s.role == "assistant"]
         execution = ExecutionRecord(
             crashed=error is not None,
             actions=[render_action(env, c) for c in made],
             observations=observations,
-            turns=len(steps),
+            turns=len(model_steps),
             ended_by=ended_by,
             finished=ended_by == FINISH,
             answer=answer,
@@ -174,7 +189,7 @@ class ReactAgent:
         return Prediction(
             id=instance.id,
             prompt=prompt,
-            raw="\n\n".join(s.text for s in steps),
+            raw="\n\n".join(s.text for s in model_steps),
             parsed=parsed_all,
             steps=steps,
             execution=execution,

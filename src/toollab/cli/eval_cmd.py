@@ -33,6 +33,7 @@ from toollab.eval.rescore import Coverage, rescore
 from toollab.eval.runner import results_json
 from toollab.eval.store import write_json_atomic
 from toollab.eval.task import Task, evaluate
+from toollab.eval.toolserver import check_server_spec, check_user_spec
 from toollab.report import export_inspect, write_report
 from toollab.report.runs import fmt_value
 from toollab.retrieval.offer import check_retrieval
@@ -79,6 +80,26 @@ PoolOpt = typer.Option(
     "--pool",
     help="With --retriever: a tool pool file to retrieve from (JSONL/JSON/YAML; Seal-Tools "
     "tool.jsonl works). Default: the dataset's tools.",
+)
+ToolServerOpt = typer.Option(
+    None,
+    "--tool-server",
+    help="What answers the calls: sim (the simulated tool server: answers drawn from each "
+    "tool's schema, deterministic), none (no executor), or a model string (the model plays the "
+    "API, e.g. openai:NAME@URL). Default: the format's own (sim for tooleyes, else none). Calls "
+    "that do not fit the schema get an API error.",
+)
+ToolCacheOpt = typer.Option(
+    None,
+    "--tool-cache",
+    help="Folder of the simulated server's answers, so reruns get the same ones "
+    "(default: OUT/tool_cache).",
+)
+UserOpt = typer.Option(
+    None,
+    "--user",
+    help="Who answers ask_to_user with a tool server: scripted (default: fixed replies, at "
+    "most 2 per query), none (asking ends the episode), or a model string.",
 )
 ScorerOptionOpt = typer.Option(
     [],
@@ -329,6 +350,9 @@ def eval_cmd(
     retriever: str | None = RetrieverOpt,
     k: int | None = RetrievalKOpt,
     pool: Path | None = PoolOpt,
+    tool_server: str | None = ToolServerOpt,
+    tool_cache: Path | None = ToolCacheOpt,
+    user: str | None = UserOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """Run a model over a dataset and score it; with --conversations, over whole conversations of held-out environment episodes.
@@ -347,6 +371,8 @@ def eval_cmd(
             raise UsageError("--role goes with the alpha-umi agents, not with --conversations")
         if retriever is not None or k is not None or pool is not None:
             raise UsageError("--retriever, --k and --pool go with --data, not --conversations")
+        if tool_server is not None or tool_cache is not None or user is not None:
+            raise UsageError("--tool-server, --tool-cache and --user go with --data")
         if agent not in (None, AGENT):
             raise UsageError(f"--conversations is played by the {AGENT} agent, not {agent!r}")
         task = conversation_task(
@@ -368,6 +394,10 @@ def eval_cmd(
             raise UsageError("give --data and --format (or --conversations)")
         if envs or split != DEFAULT_SPLIT or episodes != DEFAULT_EPISODES:
             raise UsageError("--envs, --split and --episodes go with --conversations")
+        if tool_server is not None:
+            check_server_spec(tool_server)  # named as the option, before the dataset is read
+        if user is not None:
+            check_user_spec(user)
         chosen = role_agent(agent, role, get_adapter(fmt).default_agent if role else "single")
         task = Task(
             dataset=data,
@@ -380,6 +410,9 @@ def eval_cmd(
             max_tokens=max_tokens,
             max_turns=max_turns or 9,
             run_dir=out,
+            tool_server=tool_server,
+            tool_cache=tool_cache,
+            user=user,
         )
         check_retrieval(retriever, k, pool)  # before the dataset is read
         task.retriever, task.k, task.tool_pool = retriever, k, pool

@@ -192,6 +192,10 @@ class Adapter:
     default_agent: ClassVar[str] = "single"
     #: evaluation data only: exporting it as training data is refused (``toollab data sft``)
     evaluation_only: ClassVar[bool] = False
+    #: what executes the calls when the run names nothing (``--tool-server``): ``sim`` for a
+    #: benchmark whose tools are real APIs answered by the simulated tool server; ``None``: the
+    #: environment the instances name, if any
+    default_tool_server: ClassVar[str | None] = None
     #: ``load(path, **options) -> Dataset``; each adapter names its own options
     load: Callable[..., Dataset]
 

@@ -134,6 +134,15 @@ class RendersActions(Protocol):
 
 
 @runtime_checkable
+class AnswersUser(Protocol):
+    """An executor that also plays the user: it answers the model's question to the user
+    (ToolEyes' ``ask_to_user``), or ``None`` when the user answers no more (the simulated
+    tool server, :mod:`toollab.eval.toolserver`)."""
+
+    async def ask_user(self, question: str) -> str | None: ...
+
+
+@runtime_checkable
 class PlanScored(Protocol):
     """An environment whose plans are also scored by their closeness to the reference plans
     (household: SambaNova's VirtualHome LCS)."""

@@ -76,6 +76,13 @@ class RunSpec(BaseModel):
     tool_pool: str | None = None
     #: how many tools the pool held
     pool_size: int | None = None
+    #: what answered the calls: ``sim`` (the simulated tool server), a model string (a model
+    #: played the API), ``none`` or ``None`` (no simulated server)
+    tool_server: str | None = None
+    #: the folder of the simulated server's answers
+    tool_cache: str | None = None
+    #: who answered ``ask_to_user``: ``scripted``, a model string, ``none``
+    user: str | None = None
 
 
 class FigureDef(BaseModel):

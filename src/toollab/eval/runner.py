@@ -49,12 +49,21 @@ from toollab.envs.base import (
     instance_seed,
 )
 from toollab.errors import InputError, UsageError
+from toollab.eval import toolserver
 from toollab.eval.integrity import integrity_fields
 from toollab.eval.log import Results, RunSpec, Scores, Session, TaskLog, task_log_of
 from toollab.eval.metrics.judge import check_cache_path
 from toollab.eval.progress import Progress
 from toollab.eval.results import CRASH, TIMEOUT, score_predictions, select_scorers
-from toollab.eval.store import JUDGE_CACHE, MAX_REPEATS, RunStore, check_predictions, done_keys
+from toollab.eval.store import (
+    JUDGE_CACHE,
+    MAX_REPEATS,
+    RunStore,
+    check_predictions,
+    done_keys,
+    write_json_atomic,
+)
+from toollab.eval.toolserver import ToolServers
 from toollab.models import registry as model_registry
 from toollab.models.base import (
     BindsInstances,
@@ -72,6 +81,10 @@ from toollab.schema.record import Prediction
 from toollab.templates.base import Template, get_template
 
 DEFAULT_MAX_TOKENS = 256
+#: the simulated tool server's answers in the run directory, when no --tool-cache is given
+TOOL_CACHE = "tool_cache"
+#: what the run's simulated tool servers did (calls, cache hits, repaired answers, time)
+TOOL_SERVER_REPORT = "tool_server.json"
 #: tools offered per instance by a retriever when no k is given
 DEFAULT_RETRIEVAL_K = 5
 
@@ -94,6 +107,8 @@ IDENTITY_FIELDS = (
     "retriever",
     "retrieval_k",
     "tool_pool",
+    "tool_server",
+    "user",
 )
 
 
@@ -137,6 +152,14 @@ class EvalConfig(BaseModel):
     retrieval_k: int | None = None
     #: a pool file to retrieve from (default: the dataset's tools)
     tool_pool: str | None = None
+    #: what answers the calls: ``sim``, ``none`` or a model string (default: the format's
+    #: own, ``sim`` for ToolEyes; :mod:`toollab.eval.toolserver`)
+    tool_server: str | None = None
+    #: the folder of the simulated server's answers (default ``OUT/tool_cache``)
+    tool_cache: str | None = None
+    #: who answers ``ask_to_user``: ``scripted`` (default with a tool server), ``none`` or a
+    #: model string
+    user: str | None = None
 
 
 @dataclass
@@ -210,6 +233,8 @@ def resolved_config(
     chosen = agent if agent is not None else get_agent(name)
     default = chosen.default_max_tokens if isinstance(chosen, HasDefaultMaxTokens) else None
     max_tokens = config.max_tokens or default
+    tool_server = config.tool_server or adapter.default_tool_server
+    serving = tool_server not in (None, toolserver.NONE)
     return RunSpec(
         model=config.model,
         data=str(Path(config.data).resolve()),
@@ -233,6 +258,11 @@ def resolved_config(
         retriever=config.retriever,
         retrieval_k=(config.retrieval_k or DEFAULT_RETRIEVAL_K) if config.retriever else None,
         tool_pool=str(Path(config.tool_pool).resolve()) if config.tool_pool else None,
+        tool_server=tool_server,
+        tool_cache=str(Path(config.tool_cache).resolve())
+        if serving and config.tool_cache
+        else None,
+        user=(config.user or toolserver.SCRIPTED) if serving else None,
         dataset=dataset.fingerprint,
         dataset_name=dataset.name,
         instances=n_instances,
@@ -293,6 +323,13 @@ def run_eval(
     template = get_template(spec.template)
     if agent is None:
         agent = get_agent(spec.agent)
+    servers: ToolServers | None = None
+    if spec.tool_server not in (None, toolserver.NONE) and environment is not None:
+        if config.tool_server is not None:
+            raise UsageError("--tool-server answers the calls itself: name no environment with it")
+    elif spec.tool_server not in (None, toolserver.NONE):
+        toolserver.check_server_spec(spec.tool_server)  # a bad string fails before any work
+        toolserver.check_user_spec(spec.user or toolserver.SCRIPTED)
     if environment is None:
         environment = environment_of(instances)
     _check_agent_template(agent, template)
@@ -336,6 +373,13 @@ def run_eval(
                 if (inst.id, r) not in done
             ]
             active: Model | None = None
+            if pending and spec.tool_server not in (None, toolserver.NONE):
+                servers = ToolServers(
+                    spec.tool_server or toolserver.SIM,
+                    cache_dir=spec.tool_cache or Path(out) / TOOL_CACHE,
+                    user=spec.user or toolserver.SCRIPTED,
+                )
+                environment = servers
             if pending:
                 # load and check the model before run.json is written: a bad --model leaves no
                 # run behind, and the corrected command starts afresh
@@ -395,7 +439,11 @@ def run_eval(
                 ),
             )
             store.write_results(results_json(results))
+            if servers is not None:
+                write_json_atomic(Path(out) / TOOL_SERVER_REPORT, servers.report())
     finally:
+        if servers is not None:
+            servers.close()
         if not isinstance(model, ModelSource):
             source.close()  # a source handed in belongs to the caller
     return EvalOutcome(out=Path(out), results=results, predictions=preds, instances=instances)

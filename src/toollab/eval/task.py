@@ -40,6 +40,7 @@ from toollab.eval.log import EvalLog, SampleLog, TaskLog, task_log_of
 from toollab.eval.progress import Progress
 from toollab.eval.runner import EvalConfig, environment_named, run_eval
 from toollab.eval.store import MAX_REPEATS
+from toollab.eval.toolserver import check_server_spec, check_user_spec
 from toollab.models import registry as model_registry
 from toollab.models.base import Model
 from toollab.models.registry import ModelSource
@@ -87,6 +88,15 @@ class Task:
     k: int | None = None
     #: a pool file to retrieve from (default: the dataset's tool pool and every instance's tools)
     tool_pool: str | Path | None = None
+    #: what answers the calls when no ``environment`` is named: ``sim`` (the simulated tool
+    #: server), ``none``, or a model string (a model plays the API); default: the format's own
+    #: (``sim`` for ToolEyes)
+    tool_server: str | None = None
+    #: the folder of the simulated server's answers (default: ``tool_cache`` in the run directory)
+    tool_cache: str | Path | None = None
+    #: who answers ``ask_to_user`` with a tool server: ``scripted`` (default), ``none`` or a
+    #: model string
+    user: str | None = None
 
     def __post_init__(self) -> None:
         check_task(self, "Task")
@@ -169,6 +179,17 @@ def check_task(task: Task, where: str) -> None:
     if task.k is not None:
         check_int(f"{where}.k", task.k, minimum=1)
     _optional(where, "tool_pool", task.tool_pool, (str, Path), _PATH)
+    _optional(where, "tool_server", task.tool_server, (str,), "sim, none or a model string")
+    if task.tool_server is not None:
+        check_server_spec(task.tool_server, f"{where}.tool_server")
+        if env is not None and task.tool_server != "none":
+            raise ArgumentError(
+                f"{where}.tool_server", "None when an environment is named", task.tool_server
+            )
+    _optional(where, "tool_cache", task.tool_cache, (str, Path), _PATH)
+    _optional(where, "user", task.user, (str,), "scripted, none or a model string")
+    if task.user is not None:
+        check_user_spec(task.user, f"{where}.user")
     if task.retriever is None and (task.k is not None or task.tool_pool is not None):
         raise ArgumentError(
             f"{where}.retriever", "a retriever name when k or tool_pool is given", None
@@ -377,6 +398,9 @@ def evaluate(
                 retriever=task.retriever,
                 retrieval_k=task.k,
                 tool_pool=str(task.tool_pool) if task.tool_pool is not None else None,
+                tool_server=task.tool_server,
+                tool_cache=str(task.tool_cache) if task.tool_cache is not None else None,
+                user=task.user,
             )
             outcome = run_eval(
                 config,

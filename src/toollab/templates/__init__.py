@@ -1,7 +1,8 @@
 """Prompt templates (see :mod:`toollab.templates.base`).
 
-Built-in: ``json``, ``seal``, ``python`` (BFCL), ``react`` (ToolEyes), ``hermes``, ``deer`` and
-``chat`` (the model's own chat template when it takes ``tools=``).
+Built-in: ``json``, ``seal``, ``python`` (BFCL), ``react`` (ToolEyes), ``react-5shot`` (ToolEyes'
+five-shot prompt), ``hermes``, ``deer`` and ``chat`` (the model's own chat template when it takes
+``tools=``).
 """
 
 from toollab.templates.base import (
@@ -17,6 +18,7 @@ from toollab.templates.deer_tpl import DeerTemplate
 from toollab.templates.hermes_tpl import HermesTemplate
 from toollab.templates.json_tpl import JsonTemplate
 from toollab.templates.python_tpl import PythonTemplate
+from toollab.templates.react5_tpl import ReactFiveShotTemplate
 from toollab.templates.react_tpl import ReactTemplate
 from toollab.templates.seal_tpl import SealTemplate
 
@@ -27,6 +29,7 @@ __all__ = [
     "JsonTemplate",
     "PythonTemplate",
     "RawPrompts",
+    "ReactFiveShotTemplate",
     "ReactTemplate",
     "RendersObservations",
     "SealTemplate",

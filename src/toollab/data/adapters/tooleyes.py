@@ -138,8 +138,12 @@ def library_details(lib: _Library) -> dict[str, Any]:
 @register_adapter
 class ToolEyesAdapter(Adapter):
     name = "tooleyes"
-    default_template = "react"
+    #: the paper's prompt for open-source models (five demonstrations); ``-t react`` is its
+    #: zero-shot prompt for the others
+    default_template = "react-5shot"
     default_agent = "react"
+    #: the tools are real web APIs: answered offline by the simulated tool server
+    default_tool_server = "sim"
     aliases = ("tool-eyes",)
     description = "ToolEyes: Test_Data/scenario_data_raw.json + Tool_Library/**/config_gpt4.json"
 

@@ -22,12 +22,18 @@ Rule-based (always reported):
   call to the same tool that lacks a required parameter an earlier call supplied is not flagged.
   ``tooleyes_strict`` checks every call against the full ``required`` list.
 
+``turns`` = model turns per query (mean; upstream's Figure 5: GPT-4 2.8, LLaMA-2-chat-7B 7.0):
+the assistant turns the model wrote, the forced stop turn left out.
+
 Judged by an LLM (``judge=`` a :class:`toollab.models.base.Model` or
 :class:`~toollab.eval.metrics.judge.Judge`; 1–10 scores divided by 10), ``None`` without a judge:
 ``IU`` = thought focus, ``BP`` = validity × quality, ``TS`` = tool_reality × mean tool-thought
 match over the turns upstream keeps, ``AO`` = relevance of the final answer, ``overall`` = mean
 of IF, TS, BP, IU, AO.  The prompts are upstream's (:mod:`.tooleyes_prompts`).  Action Inputs
-are read with ``ast.literal_eval`` where upstream uses ``eval``.
+are read with ``ast.literal_eval`` where upstream uses ``eval``.  Without a judge they are not
+measured: ``None`` (shown ``n/a``), never 0, and a note says so.  A prediction whose system
+prompt holds ToolEyes' demonstrations (the ``react-5shot`` template) is judged with upstream's
+``use_demon`` document cut.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ from typing import Any
 
 from toollab.eval.metrics.judge import Judge, as_judge
 from toollab.eval.metrics.registry import MetricResult, Scorer, instance_key, mean, scorer
-from toollab.eval.metrics.tooleyes_prompts import judge_prompts
+from toollab.eval.metrics.tooleyes_prompts import EXAMPLES_MARKER, judge_prompts
 from toollab.parsing._text import load_literal
 from toollab.parsing.react import tooleyes_segments
 from toollab.schema import Instance, Tool
@@ -213,6 +219,48 @@ def trace_of(pred: Prediction) -> tuple[list[str], list[tuple[int, str]], str]:
     return turns, users, last
 
 
+def model_turns(pred: Prediction) -> int:
+    """The turns the model wrote (assistant steps; the raw text alone counts as one)."""
+    if not pred.steps:
+        return 1 if pred.raw else 0
+    return sum(1 for s in pred.steps if s.role in ASSISTANT_ROLES)
+
+
+def shows_demonstrations(pred: Prediction) -> bool:
+    """Whether the run prompted with ToolEyes' five-shot system prompt."""
+    if isinstance(pred.prompt, str):
+        return EXAMPLES_MARKER in pred.prompt
+    return any(
+        m.get("role") == "system" and EXAMPLES_MARKER in str(m.get("content") or "")
+        for m in pred.prompt or []
+    )
+
+
+#: what each figure means (every view shows the label and the definition)
+FIGURES: dict[str, dict[str, Any]] = {
+    "IF": {"label": "IF", "definition": "format alignment: format-correct assistant turns / "
+           "assistant turns (rule)"},
+    "tool_reality": {"label": "reality", "definition": "1 - (hallucinated-tool + parameter-"
+                     "error turns) / format-correct turns (rule)"},
+    "ans_pass": {"label": "ans.pass", "definition": "queries whose trace ends in a final turn "
+                 "that is not a forced stop (rule)"},
+    "turns": {"label": "turns", "definition": "model turns per query (mean; ToolEyes: GPT-4 "
+              "2.8, LLaMA-2-chat-7B 7.0)", "percent": False},
+    "IU": {"label": "IU", "definition": "intent comprehension: thought focus (judge; not "
+           "measured without --judge)"},
+    "BP": {"label": "BP", "definition": "behaviour planning: validity x quality (judge; not "
+           "measured without --judge)"},
+    "BP_validity": {"label": "BP.val", "definition": "thought validity (judge)"},
+    "BP_quality": {"label": "BP.qual", "definition": "thought quality (judge)"},
+    "TS": {"label": "TS", "definition": "tool selection: tool reality x tool-thought match "
+           "(judge; not measured without --judge)"},
+    "AO": {"label": "AO", "definition": "answer organization: relevance of the final answer "
+           "(judge; not measured without --judge)"},
+    "overall": {"label": "overall", "definition": "mean of IF, IU, BP, TS, AO (needs the "
+                "judge; not measured without --judge)"},
+}  # fmt: skip
+
+
 def tool_table(inst: Instance) -> dict[str, Tool | None]:
     table: dict[str, Tool | None] = {t.name: t for t in inst.tools}
     for name in BUILTIN_TOOLS:
@@ -233,7 +281,8 @@ def tool_document(inst: Instance) -> str:
     )
 
 
-Row = tuple[str, Instance, TraceScore, dict[str, Any] | None]
+#: (instance key, instance, rule scores, judge prompts, model turns)
+Row = tuple[str, Instance, TraceScore, dict[str, Any] | None, int]
 
 
 @scorer(
@@ -261,6 +310,10 @@ class ToolEyesScorer(Scorer):
         self.judge: Judge | None = as_judge(judge, judge_cache)
         self.demonstrations = demonstrations
 
+    @classmethod
+    def definitions(cls) -> dict[str, dict[str, Any]]:
+        return {name: dict(d) for name, d in FIGURES.items()}
+
     def score(self, predictions: list[Prediction], instances: dict[str, Instance]) -> MetricResult:
         res = self.new_result()
         rows: list[Row] = []
@@ -279,30 +332,32 @@ class ToolEyesScorer(Scorer):
                     turns,
                     users,
                     last,
-                    demonstrations=self.demonstrations,
+                    demonstrations=self.demonstrations or shows_demonstrations(pred),
                 )
-            rows.append((instance_key(pred), inst, ts, prompts))
+            rows.append((instance_key(pred), inst, ts, prompts, model_turns(pred)))
 
         judged = self._ask(rows, res) if self.judge else {}
         per_scenario: dict[str, list[dict[str, float | None]]] = defaultdict(list)
         all_rows: list[dict[str, float | None]] = []
-        for key, inst, ts, _ in rows:
+        for key, inst, ts, _, n_turns in rows:
             figs: dict[str, float | None] = {
                 "IF": ts.IF,
                 "tool_reality": ts.tool_reality,
                 "ans_pass": float(ts.ans_pass),
+                "turns": float(n_turns),
             }
             figs.update(self._judged_figures(ts, judged.get(key)))
             all_rows.append(figs)
             per_scenario[inst.category or "all"].append(figs)
-            res.per_instance[key] = {**figs, "turns": ts.assistant_turns}
+            res.per_instance[key] = {**figs, "turns": n_turns}
         res.metrics = _means(all_rows)
         res.breakdown = {sc: _means(v) for sc, v in sorted(per_scenario.items())}
         res.counts = {"n": len(rows), **res.counts}
         if self.judge is None:
             res.notes.append(
-                "No judge given: only IF and tool_reality are computed; IU, BP, TS, AO and "
-                "overall need an LLM judge (--judge) and are reported as None."
+                "No judge given: IU, BP, TS, AO and overall are not measured (None, shown n/a; "
+                "not 0); they need an LLM judge named with --judge. IF, tool_reality and turns "
+                "are computed by rule."
             )
         else:
             res.notes.append(f"judge: {self.judge.name}")
@@ -316,7 +371,7 @@ class ToolEyesScorer(Scorer):
         assert self.judge is not None
         flat: list[list[dict[str, str]]] = []
         index: list[tuple[str, str, int]] = []
-        for key, _, ts, prompts in rows:
+        for key, _, ts, prompts, _ in rows:
             if prompts is None:
                 continue
             for name in ("focus", "validity", "quality", "relevance"):
