@@ -18,6 +18,7 @@ order they are imported below, the order they register in (plugins come after).
 | ``personal_life`` | personal life (PL) |
 | ``info_retrieval`` | information retrieval (IR) |
 | ``finance`` | financial transactions (FT) |
+| ``tabletop`` | application manipulation (AM): Code as Policies' tabletop |
 """
 
 # isort: off
@@ -26,6 +27,7 @@ order they are imported below, the order they register in (plugins come after).
 from toollab.envs import home_search, trip_booking, weather, favourites, spreadsheet, household
 from toollab.envs import text_generation, data_understanding, realtime_search, workspace
 from toollab.envs import personal_life, info_retrieval, finance
+from toollab.envs import tabletop
 
 # isort: on
 from toollab.envs import tasks  # the goal templates, filling each class's task set
@@ -86,6 +88,7 @@ __all__ = [
     "realtime_search",
     "register_env",
     "spreadsheet",
+    "tabletop",
     "task_env_names",
     "tasks",
     "text_generation",

@@ -34,8 +34,8 @@ from toollab.envs.splits import (
     api_combo,
     draw,
     is_test_combo,
+    is_test_goal,
     query_allowed,
-    split_plan,
     task_set,
 )
 from toollab.envs.taskset import Goal, TaskSet, TemplateError
@@ -160,11 +160,10 @@ def _call_instance(
     """A Call instance of ``split``; when ``missing`` (tools no test instance has called yet) is
     non-empty, the first :data:`COVER_TRIES` draws must call one of them."""
     want_test = split == "test"
-    plan = split_plan(ts.env, seed)
     for attempt in range(MAX_FRUITLESS):
         name, env_seed, task = draw(ts, env, rng)
         combo = api_combo(task.calls)
-        if plan.is_test(combo) != want_test:
+        if is_test_goal(ts.env, name, combo, seed) != want_test:
             continue
         if missing and attempt < COVER_TRIES and not missing & set(combo):
             continue

@@ -19,6 +19,10 @@ How the combinations are assigned (:func:`split_plan`):
 4. a combination the probe did not see is a test combination with probability
    ``test_fraction`` (a stable hash of seed and combination), unless it is a single call.
 
+A task set with *held-out templates* (:attr:`TaskSet.held_out_templates`, tabletop's unseen
+instruction kinds) is split by template instead (:func:`is_test_goal`): the goals of those
+templates are the test split's, every other goal is training's and validation's.
+
 So the reservation depends on the seed: generate the training and the test split *with the same
 seed* (``toollab bench`` and ``toollab data generate`` do); other seeds hold out other
 combinations, for repeated experiments.
@@ -155,7 +159,8 @@ def split_plan(env_name: str, seed: int = 0) -> SplitPlan:
     support = Counter(t for c in free for t in set(c))
     multi = [c for c in free if len(c) >= 2]
     random.Random(f"split|{env_name}|{seed}").shuffle(multi)
-    target = round(len(multi) * ts.test_fraction)
+    # split by template: no combination is reserved (see is_test_goal)
+    target = 0 if ts.held_out_templates else round(len(multi) * ts.test_fraction)
     test: set[Combo] = {c for c in counts if set(c) & held}
     chosen: set[Combo] = set()
     covered: set[str] = set()
@@ -181,7 +186,7 @@ def split_plan(env_name: str, seed: int = 0) -> SplitPlan:
         env=env_name,
         seed=seed,
         held_out=held,
-        fraction=ts.test_fraction,
+        fraction=0.0 if ts.held_out_templates else ts.test_fraction,
         seen=frozenset(counts),
         test=frozenset(test | chosen),
     )
@@ -190,3 +195,13 @@ def split_plan(env_name: str, seed: int = 0) -> SplitPlan:
 def is_test_combo(env_name: str, combo: Combo, seed: int = 0) -> bool:
     """Whether an API combination belongs to the test split (never to train / validation)."""
     return split_plan(env_name, seed).is_test(combo)
+
+
+def is_test_goal(env_name: str, template: str, combo: Combo, seed: int = 0) -> bool:
+    """Whether a goal of ``template`` calling ``combo`` belongs to the test split: by its
+    template where the task set holds templates out (:attr:`TaskSet.held_out_templates`), else
+    by its API combination."""
+    held = task_set(env_name).held_out_templates
+    if held:
+        return template in held
+    return is_test_combo(env_name, combo, seed)

@@ -48,7 +48,7 @@ from toollab.agents.conversation import (
 )
 from toollab.envs.base import Environment, env_class, instance_seed
 from toollab.envs.generate import SPLITS, generate
-from toollab.envs.splits import api_combo, query_allowed, split_plan, task_set
+from toollab.envs.splits import api_combo, is_test_goal, query_allowed, task_set
 from toollab.envs.tasks.common import Goal, TemplateError
 from toollab.errors import ToolExecutionError, UsageError
 from toollab.schema import Decision, GoldCall, Instance, Tool, ToolCall
@@ -317,7 +317,6 @@ def _follow_up(
 ) -> UserTurn | None:
     """A follow-up call drawn in the current world, or ``None`` after :data:`FOLLOW_UP_TRIES`."""
     ts = task_set(cfg.env)
-    plan = split_plan(cfg.env, 0)
     names = sorted(ts.templates)
     weights = [ts.weights.get(n, 1.0) for n in names]
     for _ in range(FOLLOW_UP_TRIES):
@@ -334,7 +333,7 @@ def _follow_up(
             not goal.calls
             or len(goal.calls) > MAX_STEPS
             or _names(tools) != _names(runner.tools)
-            or plan.is_test(api_combo(goal.calls)) != (cfg.split == "test")
+            or is_test_goal(cfg.env, name, api_combo(goal.calls), 0) != (cfg.split == "test")
             or query in used
             or not query_allowed(cfg.split, query, call=True)
         ):

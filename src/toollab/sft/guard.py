@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from toollab.data import load_dataset
-from toollab.envs.splits import api_combo, is_eval_query, is_test_combo
+from toollab.envs.splits import api_combo, is_eval_query, is_test_goal, task_set
 from toollab.errors import UsageError
 from toollab.schema import Instance
 
@@ -192,8 +192,11 @@ class LeakageGuard:
 
         if inst.gold:
             combo = api_combo(list(inst.gold))
+            template = str(inst.metadata.get("template", ""))
             for seed in self.env_seeds:
-                if is_test_combo(env, combo, seed):
+                if is_test_goal(env, template, combo, seed):
+                    if task_set(env).held_out_templates:
+                        return f"test instruction kind ({template})"
                     return f"test API combination ({'+'.join(combo)}, seed {seed})"
         if is_eval_query(inst.query):
             return "query text reserved for evaluation"
