@@ -17,6 +17,7 @@ end where it asks, and every other block must stay where it was.
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from collections.abc import Sequence
@@ -102,10 +103,7 @@ class Scene:
             if all(math.dist(p, q) >= _GAP for q in spots):
                 spots.append(p)
         return cls(
-            [
-                Thing(f"{c} {k}", k, c, x, y)
-                for (c, k), (x, y) in zip(kinds, spots, strict=True)
-            ]
+            [Thing(f"{c} {k}", k, c, x, y) for (c, k), (x, y) in zip(kinds, spots, strict=True)]
         )
 
     def copy(self) -> Scene:
@@ -274,7 +272,9 @@ class Inside(_Cond):
     containers: list[str]
 
     def holds(self, scene: Scene) -> bool:
-        return obj_ok(scene, self.obj) and bool(set(scene.supports(self.obj)) & set(self.containers))
+        return obj_ok(scene, self.obj) and bool(
+            set(scene.supports(self.obj)) & set(self.containers)
+        )
 
 
 class OnTop(_Cond):
@@ -344,7 +344,7 @@ class Line(_Cond):
         if max(p[across] for p in ps) - min(p[across] for p in ps) > TOLERANCE:
             return False
         xs = sorted(p[along] for p in ps)
-        return all(b - a >= self.gap for a, b in zip(xs, xs[1:], strict=False))
+        return all(b - a >= self.gap for a, b in itertools.pairwise(xs))
 
 
 class InCorners(_Cond):

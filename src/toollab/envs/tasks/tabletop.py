@@ -17,6 +17,7 @@ from a bowl, blocks in a line.
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from collections.abc import Sequence
@@ -29,8 +30,8 @@ from toollab.envs.tabletop_scene import (
     PLACES,
     SIDES,
     Condition,
-    Inside,
     InCorners,
+    Inside,
     Line,
     Near,
     OnTop,
@@ -158,15 +159,20 @@ def stack_all(rng: random.Random, env: Environment) -> Goal:
     names = [b.name for b in s.blocks()]
     query = pick(
         rng,
-        ("Stack all the blocks.", "Stack the blocks on top of each other.", "Make one stack of all the blocks."),
+        (
+            "Stack all the blocks.",
+            "Stack the blocks on top of each other.",
+            "Make one stack of all the blocks.",
+        ),
     )
     return _goal(
         s,
         query,
         [Stacked(objs=names)],
         names,
-        [_put(b, a) for a, b in zip(names, names[1:], strict=False)],
-        _BLOCKS + "for i in range(1, len(blocks)):\n    put_first_on_second(blocks[i], blocks[i - 1])\n",
+        [_put(b, a) for a, b in itertools.pairwise(names)],
+        _BLOCKS
+        + "for i in range(1, len(blocks)):\n    put_first_on_second(blocks[i], blocks[i - 1])\n",
     )
 
 
@@ -234,7 +240,10 @@ def nearest_to_bowl(rng: random.Random, env: Environment) -> Goal:
     s = _scene(env)
     bowl = pick(rng, s.bowls())
     ranked = sorted(s.blocks(), key=lambda b: math.dist(b.pos, bowl.pos))
-    if len(ranked) > 1 and math.dist(ranked[1].pos, bowl.pos) - math.dist(ranked[0].pos, bowl.pos) < 0.03:
+    if (
+        len(ranked) > 1
+        and math.dist(ranked[1].pos, bowl.pos) - math.dist(ranked[0].pos, bowl.pos) < 0.03
+    ):
         raise TemplateError("no clearly closest block")
     place = pick(rng, [*CORNERS, *SIDES])
     block = ranked[0].name
@@ -244,9 +253,7 @@ def nearest_to_bowl(rng: random.Random, env: Environment) -> Goal:
         [Near(obj=block, pos=list(PLACES[place]))],
         [block],
         [_put(block, place)],
-        f"target = get_obj_pos({bowl.name!r})\n"
-        + _BLOCKS
-        + "def dist(n):\n"
+        f"target = get_obj_pos({bowl.name!r})\n" + _BLOCKS + "def dist(n):\n"
         "    p = get_obj_pos(n)\n"
         "    return (p[0] - target[0]) ** 2 + (p[1] - target[1]) ** 2\n"
         f"put_first_on_second(min(blocks, key=dist), {place!r})\n",
@@ -266,7 +273,7 @@ def nth_from_side(rng: random.Random, env: Environment) -> Goal:
     axis, reverse = _FROM[side]
     ranked = sorted(s.blocks(), key=lambda b: b.pos[axis], reverse=reverse)
     coords = sorted(b.pos[axis] for b in ranked)
-    if any(b - a < 0.03 for a, b in zip(coords, coords[1:], strict=False)):
+    if any(b - a < 0.03 for a, b in itertools.pairwise(coords)):
         raise TemplateError("two blocks too close along the axis")
     k = rng.randrange(min(len(ranked), len(_NTH)))
     place = pick(rng, [*CORNERS, *SIDES])
@@ -342,10 +349,16 @@ def stack_on_place(rng: random.Random, env: Environment) -> Goal:
     place = pick(rng, [*CORNERS, *SIDES])
     return _goal(
         s,
-        pick(rng, (f"Stack all the blocks on the {place}.", f"Make a stack of the blocks on the {place}.")),
+        pick(
+            rng,
+            (
+                f"Stack all the blocks on the {place}.",
+                f"Make a stack of the blocks on the {place}.",
+            ),
+        ),
         [Stacked(objs=names), *(Near(obj=n, pos=list(PLACES[place])) for n in names)],
         names,
-        [_put(names[0], place), *(_put(b, a) for a, b in zip(names, names[1:], strict=False))],
+        [_put(names[0], place), *(_put(b, a) for a, b in itertools.pairwise(names))],
         _BLOCKS
         + f"put_first_on_second(blocks[0], {place!r})\n"
         + "for i in range(1, len(blocks)):\n    put_first_on_second(blocks[i], blocks[i - 1])\n",
@@ -375,7 +388,13 @@ def offset_from_bowl(rng: random.Random, env: Environment) -> Goal:
     if not all(0.05 <= v <= 0.95 for v in point) or s.at_point(point[0], point[1], block.name):
         raise TemplateError("the point is off the table or taken")
     target = [round(v, 3) for v in point]
-    where = "above" if direction == "top" else "below" if direction == "bottom" else f"to the {direction} of"
+    where = (
+        "above"
+        if direction == "top"
+        else "below"
+        if direction == "bottom"
+        else f"to the {direction} of"
+    )
     return _goal(
         s,
         f"Pick up the {block.name} and place it {cm} cm {where} the {bowl.name}.",
@@ -401,7 +420,9 @@ def line_up(rng: random.Random, env: Environment) -> Goal:
         expr = "[0.9, 0.2 + 0.2 * i]"
     return _goal(
         s,
-        pick(rng, (f"Put all the blocks in a {axis} line.", f"Line the blocks up in a {axis} line.")),
+        pick(
+            rng, (f"Put all the blocks in a {axis} line.", f"Line the blocks up in a {axis} line.")
+        ),
         [Line(objs=names, axis=axis)],
         names,
         [_put(n, p) for n, p in zip(names, points, strict=True)],
