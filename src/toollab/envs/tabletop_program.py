@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from toollab.envs.base import EnvError
 from toollab.envs.tabletop_scene import PLACES, Scene
-from toollab.tools.sandbox import Sandbox, SandboxError
+from toollab.tools import Sandbox, SandboxError
 
 #: limits of one program run
 CPU_SECONDS, MEMORY_MB, TIMEOUT = 2.0, 256, 6.0
