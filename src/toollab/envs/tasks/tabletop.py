@@ -21,6 +21,7 @@ import itertools
 import math
 import random
 from collections.abc import Sequence
+from typing import Literal
 
 from toollab.envs.base import Environment
 from toollab.envs.tabletop import GOAL_KEY, TabletopEnv
@@ -411,7 +412,7 @@ def offset_from_bowl(rng: random.Random, env: Environment) -> Goal:
 def line_up(rng: random.Random, env: Environment) -> Goal:
     s = _scene(env)
     names = [b.name for b in s.blocks()]
-    axis = pick(rng, ("horizontal", "vertical"))
+    axis: Literal["horizontal", "vertical"] = "horizontal" if rng.random() < 0.5 else "vertical"
     if axis == "horizontal":
         points = [[round(0.2 + 0.2 * i, 3), 0.9] for i in range(len(names))]
         expr = "[0.2 + 0.2 * i, 0.9]"
