@@ -12,9 +12,9 @@ and what it rests on.
 Since many scenes meet an instruction ("stack all the blocks", in any order), an instance's goal
 (``metadata["goal"]``, a :class:`~toollab.envs.tabletop_scene.TabletopGoal`) is what an outcome
 is judged against (:meth:`TabletopEnv.labels_of`), by predicate (:meth:`TabletopEnv.check`):
-success when every condition holds, dict-F1 = the share of conditions that hold.  An instance
-without a goal (a conversation's reference) is judged by its label programs' final states, as
-every environment's.
+success when every condition holds; F1 from the share of the asked conditions met and of the
+blocks kept in place.  An instance without a goal (a conversation's reference) is judged by its
+label programs' final states, as every environment's.
 """
 
 from __future__ import annotations
@@ -78,8 +78,10 @@ class TabletopEnv(Environment):
     def check(
         self, state: Mapping[str, object], labels: Sequence[Mapping[str, object]]
     ) -> CheckResult:
-        """A goal label: the share of its conditions the final scene meets (success: all of
-        them); a state label: dict-F1, as every environment's.  The best label is kept."""
+        """A goal label: success when the final scene meets every condition, F1 from the share
+        of the asked conditions met (recall) and of the blocks kept in place (precision,
+        :meth:`TabletopGoal.prf`); a state label: dict-F1, as every environment's.  The best
+        label is kept."""
         goals = [(i, lab[GOAL_KEY]) for i, lab in enumerate(labels) if GOAL_KEY in lab]
         if not goals:
             return super().check(state, labels)
@@ -90,15 +92,14 @@ class TabletopEnv(Environment):
                 goal = TabletopGoal.model_validate(raw)
             except ValidationError:
                 continue
-            met = goal.met(scene) if scene is not None else [False] * len(goal.conditions)
-            share = sum(met) / len(met) if met else 0.0
-            if best.label is None or share > best.f1:
-                unmet = [] if scene is None else goal.unmet(scene)
+            p, r, f = goal.prf(scene)
+            if best.label is None or f > best.f1:
+                unmet = goal.conditions if scene is None else goal.unmet(scene)
                 best = CheckResult(
-                    success=all(met),
-                    precision=share,
-                    recall=share,
-                    f1=share,
+                    success=not unmet,
+                    precision=p,
+                    recall=r,
+                    f1=f,
                     label=i,
                     details={"unmet": [c.model_dump(mode="json") for c in unmet]},
                 )

@@ -385,6 +385,18 @@ class TabletopGoal(BaseModel):
     def unmet(self, scene: Scene) -> list[Condition]:
         return [c for c in self.conditions if not c.holds(scene)]
 
+    def prf(self, scene: Scene | None) -> tuple[float, float, float]:
+        """dict-F1's reading of a goal: recall = the share of the asked conditions that hold,
+        precision = the share of the blocks to keep in place that stayed (1 when none);
+        doing nothing meets no asked condition and scores 0."""
+        asked = [c for c in self.conditions if not isinstance(c, Unmoved)]
+        kept = [c for c in self.conditions if isinstance(c, Unmoved)]
+        if scene is None:
+            return 0.0, 0.0, 0.0
+        r = sum(c.holds(scene) for c in asked) / len(asked) if asked else 1.0
+        p = sum(c.holds(scene) for c in kept) / len(kept) if kept else 1.0
+        return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+
 
 def scene_of_state(state: object) -> Scene | None:
     """The scene a :meth:`Scene.state` dict describes (objects' colours and kinds from their
