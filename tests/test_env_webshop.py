@@ -313,7 +313,7 @@ def test_test_goals_ask_for_unseen_products_and_attribute_combinations() -> None
     assert len(tp) >= 40 and not {i.query for i in train} & {i.query for i in test}
     for inst in test:
         if inst.gold:
-            assert is_test_goal("webshop", list(inst.gold), inst.metadata["seed"], 0) is True
+            assert is_test_goal("webshop", "", list(inst.gold), inst.metadata["seed"], 0) is True
             # no API combination is reserved: the goal decides
             assert not is_test_combo("webshop", tuple(sorted(c.name for c in inst.gold)), 0)
     for inst in train:

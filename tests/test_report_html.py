@@ -192,7 +192,7 @@ def test_a_13_environment_bench_report_fits_a_1280_px_page(tmp_path: Path) -> No
 
     r = runner.invoke(app, ["bench", "-m", "oracle", "-n", "1", "--out", str(tmp_path), "--json"])
     assert r.exit_code == 0, r.stderr
-    assert len(json.loads(r.stdout)["envs"]) == len(env_names()) == 14
+    assert len(json.loads(r.stdout)["envs"]) == len(env_names()) == 15
     page_path = tmp_path / "report.html"
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)

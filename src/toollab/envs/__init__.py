@@ -19,6 +19,7 @@ order they are imported below, the order they register in (plugins come after).
 | ``info_retrieval`` | information retrieval (IR) |
 | ``finance`` | financial transactions (FT) |
 | ``webshop`` | application manipulation (AM) |
+| ``tabletop`` | application manipulation (AM): Code as Policies' tabletop |
 """
 
 # isort: off
@@ -28,6 +29,7 @@ from toollab.envs import home_search, trip_booking, weather, favourites, spreads
 from toollab.envs import text_generation, data_understanding, realtime_search, workspace
 from toollab.envs import personal_life, info_retrieval, finance
 from toollab.envs import webshop
+from toollab.envs import tabletop
 
 # isort: on
 from toollab.envs import tasks  # the goal templates, filling each class's task set
@@ -88,6 +90,7 @@ __all__ = [
     "realtime_search",
     "register_env",
     "spreadsheet",
+    "tabletop",
     "task_env_names",
     "tasks",
     "text_generation",

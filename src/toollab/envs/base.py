@@ -352,6 +352,13 @@ class Environment(ABC):
                 best = CheckResult(success=f >= 1.0 - 1e-12, precision=p, recall=r, f1=f, label=i)
         return best
 
+    def labels_of(self, instance: Instance) -> list[dict[str, object]]:
+        """What an outcome of ``instance`` is judged against (:meth:`check`'s ``labels``): the
+        final states of its label programs (the gold program and its alternatives) run from the
+        instance's seed.  An environment whose instructions many final states meet overrides
+        this and :meth:`check` to judge by a predicate on the final state (tabletop)."""
+        return self.label_states(label_programs(instance), instance_seed(instance))
+
     def label_states(
         self, programs: Sequence[Sequence[ToolCall]], seed: int
     ) -> list[dict[str, object]]:

@@ -163,7 +163,7 @@ def _call_instance(
     for attempt in range(MAX_FRUITLESS):
         name, env_seed, task = draw(ts, env, rng)
         combo = api_combo(task.calls)
-        if is_test_goal(ts.env, task.calls, env_seed, seed) is not want_test:
+        if is_test_goal(ts.env, name, task.calls, env_seed, seed) is not want_test:
             continue
         if missing and attempt < COVER_TRIES and not missing & set(combo):
             continue

@@ -22,6 +22,10 @@ How the combinations are assigned (:func:`split_plan`):
 An environment whose goals all call the same tools (WebShop: search, then clicks) splits by goal
 instead (:attr:`TaskSet.goal_split`, :func:`is_test_goal`); it reserves no API combination.
 
+A task set with *held-out templates* (:attr:`TaskSet.held_out_templates`, tabletop's unseen
+instruction kinds) is split by template instead (:func:`is_test_goal`): the goals of those
+templates are the test split's, every other goal is training's and validation's.
+
 So the reservation depends on the seed: generate the training and the test split *with the same
 seed* (``toollab bench`` and ``toollab data generate`` do); other seeds hold out other
 combinations, for repeated experiments.
@@ -161,7 +165,8 @@ def split_plan(env_name: str, seed: int = 0) -> SplitPlan:
     support = Counter(t for c in free for t in set(c))
     multi = [c for c in free if len(c) >= 2]
     random.Random(f"split|{env_name}|{seed}").shuffle(multi)
-    target = round(len(multi) * ts.test_fraction)
+    # split by template: no combination is reserved (see is_test_goal)
+    target = 0 if ts.held_out_templates else round(len(multi) * ts.test_fraction)
     test: set[Combo] = {c for c in counts if set(c) & held}
     chosen: set[Combo] = set()
     covered: set[str] = set()
@@ -187,7 +192,7 @@ def split_plan(env_name: str, seed: int = 0) -> SplitPlan:
         env=env_name,
         seed=seed,
         held_out=held,
-        fraction=ts.test_fraction,
+        fraction=0.0 if ts.held_out_templates else ts.test_fraction,
         seen=frozenset(counts),
         test=frozenset(test | chosen),
     )
@@ -199,14 +204,18 @@ def is_test_combo(env_name: str, combo: Combo, seed: int = 0) -> bool:
 
 
 def is_test_goal(
-    env_name: str, calls: Sequence[GoldCall], env_seed: int, seed: int = 0
+    env_name: str, template: str, calls: Sequence[GoldCall], env_seed: int, seed: int = 0
 ) -> bool | None:
-    """Whether a goal (its gold ``calls``, drawn at environment seed ``env_seed``) belongs to the
-    test split (``True``) or to training and validation (``False``), under split seed ``seed``;
-    ``None``: to neither (an environment that splits by goal discards it).  The API-combination
-    rule above, or the environment's own :attr:`TaskSet.goal_split` (WebShop: by target product
-    and attribute combination)."""
+    """Whether a goal of ``template`` (its gold ``calls``, drawn at environment seed
+    ``env_seed``) belongs to the test split (``True``) or to training and validation
+    (``False``), under split seed ``seed``; ``None``: to neither (an environment that splits by
+    goal discards it).  The environment's own :attr:`TaskSet.goal_split` (WebShop: by target
+    product and attribute combination), else its held-out templates
+    (:attr:`TaskSet.held_out_templates`, tabletop's unseen instruction kinds), else the
+    API-combination rule above."""
     ts = task_set(env_name)
     if ts.goal_split is not None:
         return ts.goal_split(calls, env_seed, seed)
+    if ts.held_out_templates:
+        return template in ts.held_out_templates
     return split_plan(env_name, seed).is_test(api_combo(calls))

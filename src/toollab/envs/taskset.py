@@ -83,6 +83,9 @@ class TaskSet:
     env: str
     #: tools that appear only in the test split (the paper's "unseen API functions")
     held_out_tools: tuple[str, ...] = ()
+    #: templates (instruction kinds) that appear only in the test split; when given, the split
+    #: is by template, not by API combination (tabletop: unseen instructions)
+    held_out_templates: tuple[str, ...] = ()
     #: fraction of the multi-call API combinations reserved for the test split
     test_fraction: float = 0.3
     templates: dict[str, Maker] = field(default_factory=dict)

@@ -333,7 +333,7 @@ def _follow_up(
             not goal.calls
             or len(goal.calls) > MAX_STEPS
             or _names(tools) != _names(runner.tools)
-            or is_test_goal(cfg.env, goal.calls, runner.seed, 0) is not (cfg.split == "test")
+            or is_test_goal(cfg.env, name, goal.calls, runner.seed, 0) is not (cfg.split == "test")
             or query in used
             or not query_allowed(cfg.split, query, call=True)
         ):

@@ -32,7 +32,7 @@ from typing import Any
 
 from toollab.data import load_dataset
 from toollab.envs.base import instance_seed
-from toollab.envs.splits import api_combo, is_eval_query, is_test_combo, is_test_goal
+from toollab.envs.splits import api_combo, is_eval_query, is_test_goal, task_set
 from toollab.errors import UsageError
 from toollab.schema import Instance
 
@@ -194,11 +194,16 @@ class LeakageGuard:
 
         if inst.gold:
             combo = api_combo(list(inst.gold))
+            template = str(inst.metadata.get("template", ""))
             for seed in self.env_seeds:
-                if is_test_combo(env, combo, seed):
-                    return f"test API combination ({'+'.join(combo)}, seed {seed})"
-                if is_test_goal(env, list(inst.gold), instance_seed(inst), seed) is not False:
+                verdict = is_test_goal(env, template, list(inst.gold), instance_seed(inst), seed)
+                if verdict is False:
+                    continue
+                if verdict is None:
                     return f"not a training goal (seed {seed})"
+                if task_set(env).held_out_templates:
+                    return f"test instruction kind ({template})"
+                return f"test API combination ({'+'.join(combo)}, seed {seed})"
         if is_eval_query(inst.query):
             return "query text reserved for evaluation"
         return None

@@ -6,7 +6,8 @@ The scorer judges; the agent only executed.  Per sample it reads the prediction'
 actions, how it crashed), and decides whether the outcome is right with the environment the
 instance names (``env:<name>``): the environment runs the instance's gold program and its
 acceptable alternatives from the instance's seed (deterministic execution of the answer key,
-never of the model's output) and compares the recorded final state with theirs
+never of the model's output; :meth:`~toollab.envs.base.Environment.labels_of`, which an
+environment judging by predicate overrides) and compares the recorded final state with theirs
 (:meth:`~toollab.envs.base.Environment.check`).  So ``toollab score RUN`` re-judges a run from
 its stored records, with no model and no re-execution of the predicted program.  A record that
 cannot be re-judged (no final state, or an environment that is not installed) is read as it was
@@ -45,7 +46,6 @@ from toollab.envs.base import (
     PlanScored,
     env_class,
     env_name_of,
-    instance_seed,
     label_programs,
 )
 from toollab.errors import UsageError
@@ -248,9 +248,7 @@ class Judge:
         key = (env.name, instance.id)
         if key not in self._labels:
             try:
-                self._labels[key] = env.label_states(
-                    label_programs(instance), instance_seed(instance)
-                )
+                self._labels[key] = env.labels_of(instance)
             except Exception as exc:  # the data's own label does not execute: a failure
                 self._labels[key] = f"{type(exc).__name__}: {exc}"
         return self._labels[key]
