@@ -162,3 +162,77 @@ def test_bad_chain_names_file_and_line(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         load_dataset(f, "deer")
     assert err.value.line == 3 and "#Begin#" in err.value.problem
+
+
+def test_generic_pool_loader_reads_deer_tool_json(shared_data: Path) -> None:
+    """``--pool tool.json`` (the generic pool loader) reads DEER's records as the adapter does:
+    the description for humans, the parameters of ``api_function`` (not a nameless Seal-Tools
+    reading with empty descriptions, which no retriever can search)."""
+    from toollab.tools import ToolPool
+
+    pool = ToolPool.load(shared_data / "deer" / "tool.json").tools
+    adapter = load_tools(shared_data / "deer" / "tool.json", "deer")
+    assert len(pool) == len(adapter) == 977
+    for a, b in zip(pool, adapter, strict=True):
+        assert (a.name, a.description, a.parameters) == (b.name, b.description, b.parameters)
+    assert all(t.description for t in pool[:50])
+
+
+def test_source_calls_and_the_deployable_mode(deer: Dataset, shared_data: Path) -> None:
+    """Every test query is a tool.json example: its tool and call are kept (a NoCall sample's
+    too), and retrieval in the loop re-derives the decision from what was retrieved."""
+    from toollab.data import get_adapter
+    from toollab.eval.metrics.deer import deer_gold_chain, gold_kind
+    from toollab.retrieval.offer import ToolOffer
+
+    test = [i for i in deer if i.split == "test"]
+    assert all("source_tool" in i.metadata for i in test)
+    for inst in test:
+        if inst.label() is Decision.CALL:
+            assert inst.metadata["source_call"] == inst.metadata["gold_call_text"]
+        else:  # the sample's pool lacks the tool its query came from
+            assert inst.metadata["source_tool"] not in inst.metadata["api_pool"]
+    # the file alone finds the tool.json beside it
+    alone = load_dataset(shared_data / "deer" / "test.json", "deer")
+    assert [i.metadata["source_tool"] for i in alone] == [i.metadata["source_tool"] for i in test]
+
+    offer = ToolOffer.build("bm25", 5, instances=test, pool=deer.tools)
+    out = offer.offer(test, get_adapter("deer").offered)
+    kinds = Counter()
+    for before, after in zip(test, out, strict=True):
+        names = [t.name for t in after.tools]
+        retrieved = before.metadata["source_tool"] in names
+        assert after.metadata["source_offered"] is retrieved
+        assert after.metadata["dataset_decision"] == before.label().value
+        assert after.label() is (Decision.CALL if retrieved else Decision.NO_CALL)
+        chain = deer_gold_chain(after)  # what the deer scorer checks against
+        assert gold_kind(chain) == after.label().value
+        if retrieved:
+            assert after.gold[0].name == parse_call_text(before.metadata["source_call"]).name
+        kinds[(before.label().value, after.label().value)] += 1
+    assert len(kinds) == 4  # both ways: a NoCall sample's tool retrieved, a Call's tool missed
+
+
+def test_deployable_mode_end_to_end(tmp_path: Path, shared_data: Path) -> None:
+    """``toollab eval --retriever bm25 --pool tool.json`` on DEER: the agent's second round
+    reads the retrieved candidates, and the oracle (which answers the re-derived key) is right
+    on every instance, with the retrieved / missed source tools counted."""
+    from typer.testing import CliRunner
+
+    from toollab.cli.main import app
+
+    out = tmp_path / "run"
+    args = ["eval", "--data", str(shared_data / "deer" / "test.json"), "--format", "deer"]
+    args += ["--model", "oracle", "--retriever", "bm25", "--k", "5", "--limit", "80"]
+    args += ["--pool", str(shared_data / "deer" / "tool.json"), "--out", str(out), "--json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    res = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert res["metrics"]["deer"]["P_DC"] == 1.0
+    counts = res["scorer_counts"]["deer"]
+    assert counts["source_tool_retrieved"] + counts["source_tool_missed"] == 80
+    assert counts["Call"] == counts["source_tool_retrieved"] > 0
+    preds = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+    for p in preds:
+        if len(p["steps"]) == 2:  # the second round read the retrieved pool, not the gold one
+            assert repr(p["offered_tools"]) in p["steps"][1]["observation"]

@@ -86,3 +86,27 @@ def test_missing_tool_folder(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         load_dataset(tmp_path, "tooleyes")
     assert err.value.line == 2 and "Tool_Library/X/Y" in err.value.problem
+
+
+def test_no_answer_key_so_no_error_class(eyes: Dataset) -> None:
+    """ToolEyes publishes no gold answers: a call is not "a call where none was due", and no
+    query gets an error class (its figures are the rule-based and judged scores)."""
+    from toollab.eval.metrics.errors import classify_all, has_answer_key
+    from toollab.schema import ToolCall
+    from toollab.schema.record import ParseResult, ParseStatus, Prediction
+
+    assert all(not i.reference for i in eyes.instances)
+    assert not any(has_answer_key(i) for i in eyes.instances)
+    first = eyes.instances[0]
+    call = ToolCall(name=first.tools[0].name, arguments={})
+    preds = [
+        Prediction(
+            id=first.id,
+            raw="...",
+            parsed=ParseResult(status=ParseStatus.CALLS, calls=[call]),
+        )
+    ]
+    assert classify_all(preds, {first.id: first}) == {}
+    # a dataset with an answer key is still classified
+    keyed = first.model_copy(update={"reference": True})
+    assert classify_all(preds, {first.id: keyed})[first.id].kind.value == "unexpected_call"

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from toollab.cli.main import app
-from toollab.errors import InputError
+from toollab.errors import InputError, UsageError
 from toollab.models.policy import parse_constrained
 from toollab.parsing import ParseStatus
 from toollab.schema import Instance, Tool
@@ -65,6 +65,14 @@ def check_spans(rec: dict[str, Any]) -> None:
     """Spans non-empty, one per assistant message, each exactly its content + the marker."""
     text, spans = rec["text"], rec["spans"]
     assistants = [m["content"] for m in rec["messages"] if m["role"] == "assistant"]
+    if rec.get("spans_apart"):  # a raw-prompt template (DEER): one chain, cut where round 2 starts
+        assert len(assistants) == 1 and 1 <= len(spans) <= 2
+        assert spans[0][1] == (spans[1][0] if len(spans) == 2 else len(text)) and spans[-1][
+            1
+        ] == len(text)
+        assert "".join(text[s:e] for s, e in spans) == " " + assistants[0] + MARKER
+        assert text[: spans[0][0]].endswith(" Assistant:")
+        return
     assert len(spans) == len(assistants) >= 1
     for (start, end), content in zip(spans, assistants, strict=True):
         assert 0 <= start < end <= len(text)
@@ -151,6 +159,51 @@ def test_prompt_is_what_inference_renders(tmp_path: Path, shared_data: Path) -> 
             assert rec["text"][: rec["spans"][0][0]] == prompt
     finally:
         model.close()
+
+
+def test_deer_trains_on_the_prompts_its_agent_sends(tmp_path: Path, shared_data: Path) -> None:
+    """DEER's chains are written on DEER's raw prompt, not a chat template: the text before the
+    first span is round one's prompt, the text before a search chain's second span is round
+    two's teacher-forced prompt, and the second span is what the model writes there."""
+    deer = get_template("deer")
+    path, fig = export(
+        tmp_path,
+        shared_data,
+        sources=[f"deer:{shared_data / 'deer' / 'valid.json'},n=60"],
+        template="deer",
+        target="template",
+    )
+    by_id = {
+        f"deer:{shared_data / 'deer' / 'valid.json'}#{i.id}": i
+        for i in load_source(parse_source(f"deer:{shared_data / 'deer' / 'valid.json'}"))
+    }
+    recs = read(path)
+    assert fig["examples"] == len(recs) == 60
+    branches = set()
+    for rec in recs:
+        inst = by_id[rec["id"]]
+        text, spans = rec["text"], rec["spans"]
+        assert rec["spans_apart"] is True and MARKER not in text[: spans[0][0]]
+        assert text[: spans[0][0]] == deer.prompt(inst)
+        chain = text[spans[0][0] + 1 : len(text) - len(MARKER)]
+        assert chain == inst.metadata["gold_chain"]
+        if len(spans) == 2:
+            assert text[: spans[1][0]] == deer.teacher_forced_prompt(inst)
+            assert text[spans[1][0] :].split(" ", 1)[0] in ("CallAPI#", "NoCallAPI#")
+            branches.add(text[spans[1][0] :].split(" ", 1)[0])
+        else:
+            assert chain.endswith("knowledge. #End#") and "#SearchAPI#" not in chain
+            branches.add("NoSearch")
+    assert branches == {"CallAPI#", "NoCallAPI#", "NoSearch"}
+    with pytest.raises(UsageError, match="cannot share a sequence"):
+        export(
+            tmp_path / "packed",
+            shared_data,
+            sources=[f"deer:{shared_data / 'deer' / 'valid.json'},n=8"],
+            template="deer",
+            target="template",
+            pack="all-shot",
+        )
 
 
 def test_all_shot_packing(tmp_path: Path, shared_data: Path) -> None:

@@ -31,7 +31,7 @@ def register(app: typer.Typer) -> None:
         fmt: str = typer.Option(
             "auto",
             "--format",
-            help="Require every tool in one format: auto, toollab, openai, seal-tools.",
+            help="Require every tool in one format: auto, toollab, openai, seal-tools, deer.",
         ),
         strict: bool = typer.Option(
             False,

@@ -172,6 +172,16 @@ def tool_pool(tools: Iterable[Tool]) -> list[Tool]:
     return out
 
 
+def offer_tools(instance: Instance, tools: list[Tool]) -> Instance:
+    """The instance offered ``tools`` in place of the tools the dataset hands it (retrieval in
+    the loop).  The answer key stays: a gold tool left out is a retriever miss, named in
+    ``metadata["gold_not_offered"]``."""
+    names = {t.name for t in tools}
+    meta = dict(instance.metadata)
+    meta["gold_not_offered"] = sorted({c.name for c in instance.gold} - names)
+    return instance.model_copy(update={"tools": tools, "metadata": meta})
+
+
 # -- adapters ---------------------------------------------------------------------------------
 
 
@@ -203,6 +213,12 @@ class Adapter:
         super().__init_subclass__(**kwargs)
         if not callable(getattr(cls, "load", None)):
             raise TypeError(f"adapter {cls.__name__} must define load(path, **options)")
+
+    def offered(self, instance: Instance, tools: list[Tool]) -> Instance:
+        """The instance as a retriever offers it ``tools`` (:func:`offer_tools`: the answer key
+        stays).  A benchmark whose right decision depends on what is offered (DEER: no proper
+        tool among the candidates, no call) re-derives its answer key here."""
+        return offer_tools(instance, tools)
 
     def load_tools(self, path: Path, **options: Any) -> list[Tool]:
         """Read only the tool pool (default: the pool of :meth:`load`)."""

@@ -7,7 +7,9 @@ Accepted records (one JSON object each):
 * an OpenAI tool ``{"type": "function", "function": {...}}`` or the bare function dict
   ``{"name", "description", "parameters", ...}``;
 * a Seal-Tools ``tool.jsonl`` record ``{"api_name", "api_description", "parameters":
-  {name: {"type": "str", "description"}}, "required", "responses"}``.
+  {name: {"type": "str", "description"}}, "required", "responses"}``;
+* a DEER ``tool.json`` record ``{"api_name", "description_for_human", "description_for_model",
+  "api_function": "name(a: str, b: int = 5)", "example": [{"query", "call"}]}``.
 
 Seal-Tools' Python type names become JSON Schema types (see :data:`PY_TO_JSON_TYPE`); a type
 toollab does not know is kept under ``"x-original-type"`` and puts no constraint on the value
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from toollab.data.pysig import parse_signature
 from toollab.data.types import PYTHON_TYPES
 from toollab.errors import ToolSchemaError
 from toollab.schema import Tool
@@ -36,8 +39,9 @@ _SEAL_KEEP = {"description", "default", "enum"}
 SEAL_FORMAT = "seal-tools"
 OPENAI_FORMAT = "openai"
 TOOLLAB_FORMAT = "toollab"
+DEER_FORMAT = "deer"
 #: the record formats a pool file may hold
-FORMATS = (TOOLLAB_FORMAT, OPENAI_FORMAT, SEAL_FORMAT)
+FORMATS = (TOOLLAB_FORMAT, OPENAI_FORMAT, SEAL_FORMAT, DEER_FORMAT)
 
 
 def json_type_for(name: Any) -> str | None:
@@ -166,10 +170,41 @@ def tool_to_seal(tool: Tool) -> JsonObject:
     return rec
 
 
+def deer_to_tool(record: dict[str, Any]) -> Tool:
+    """A DEER ``tool.json`` record → :class:`Tool`: the description for humans (the one DEER's
+    candidate lines show), the parameters read from ``api_function``'s Python signature; the
+    signature, the description for the model and the query → call examples in ``metadata``."""
+    name, api_function = record.get("api_name"), record.get("api_function")
+    if not isinstance(name, str) or not name.strip():
+        raise ToolSchemaError("tool has no name ('api_name')")
+    if not isinstance(api_function, str) or not api_function.strip():
+        raise ToolSchemaError(f"tool {name!r}: 'api_function' must be a signature string")
+    examples = record.get("example") or []
+    if not isinstance(examples, list):
+        raise ToolSchemaError(f"tool {name!r}: 'example' must be a list of {{query, call}}")
+    sig = parse_signature(api_function)
+    metadata: dict[str, Any] = {
+        "format": DEER_FORMAT,
+        "api_function": api_function,
+        "description_for_model": record.get("description_for_model"),
+        "examples": examples,
+    }
+    if sig.skipped:
+        metadata["signature_skipped"] = sig.skipped
+    return Tool.build(
+        name=name,
+        description=str(record.get("description_for_human") or record.get("description") or ""),
+        parameters=sig.parameters,
+        metadata=metadata,
+    )
+
+
 def record_format(record: Any) -> str:
     """Which of the accepted formats a decoded JSON value looks like."""
     if not isinstance(record, dict):
         raise ToolSchemaError(f"a tool must be a JSON object, got {json_kind(record)}")
+    if "api_name" in record and "api_function" in record:
+        return DEER_FORMAT
     if "api_name" in record or "api_description" in record:
         return SEAL_FORMAT
     if "function" in record or record.get("type") == "function":
@@ -182,6 +217,8 @@ def record_format(record: Any) -> str:
 def tool_from_record(record: Any) -> Tool:
     """Decode one tool record of any accepted format; :class:`ToolSchemaError` says why not."""
     fmt = record_format(record)
+    if fmt == DEER_FORMAT:
+        return deer_to_tool(record)
     if fmt == SEAL_FORMAT:
         return seal_to_tool(record)
     if fmt == OPENAI_FORMAT:

@@ -40,6 +40,7 @@ from toollab.agents.base import (
     get_agent,
 )
 from toollab.data import get_adapter, load_dataset
+from toollab.data.base import ADAPTERS
 from toollab.envs.base import (
     ENV_SOURCE_PREFIX,
     CallExecutor,
@@ -318,7 +319,11 @@ def run_eval(
             pool=dataset.tools,
             pool_file=config.tool_pool,
         )
-        instances = offer.offer(instances)  # the retrieved tools replace the offered ones
+        # the retrieved tools replace the offered ones (the adapter says what that does to the
+        # answer key: DEER's decision follows what is offered)
+        fmt = getattr(dataset, "format", None)
+        adapter = get_adapter(fmt) if isinstance(fmt, str) and fmt in ADAPTERS else None
+        instances = offer.offer(instances, *([adapter.offered] if adapter else []))
         spec.pool_size = offer.pool_size
     template = get_template(spec.template)
     if agent is None:

@@ -13,11 +13,11 @@ query in a large pool, instead of the tools the dataset hands it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from toollab.data.base import tool_pool
+from toollab.data.base import offer_tools, tool_pool
 from toollab.errors import UsageError
 from toollab.retrieval.base import RETRIEVERS, Retriever, check_k, get_retriever
 from toollab.schema import Instance, Tool
@@ -87,17 +87,21 @@ class ToolOffer:
     def pool_size(self) -> int:
         return len(self.retriever.tools)
 
-    def offer(self, instances: Sequence[Instance]) -> list[Instance]:
-        """Each instance with its tools replaced by the top-k tools retrieved for its query."""
+    def offer(
+        self,
+        instances: Sequence[Instance],
+        offered: Callable[[Instance, list[Tool]], Instance] = offer_tools,
+    ) -> list[Instance]:
+        """Each instance with its tools replaced by the top-k tools retrieved for its query;
+        ``offered`` makes the instance that is offered them (the dataset adapter's
+        :meth:`~toollab.data.base.Adapter.offered`: the answer key stays, or, where the right
+        decision depends on what is offered, follows it)."""
         out: list[Instance] = []
         for start in range(0, len(instances), _BATCH):
             chunk = instances[start : start + _BATCH]
             results = self.retriever.retrieve_many([inst.query for inst in chunk], self.k)
             for inst, hits in zip(chunk, results, strict=True):
-                tools = [h.tool for h in hits]
-                names = {t.name for t in tools}
-                meta = dict(inst.metadata)
-                meta["gold_not_offered"] = sorted({c.name for c in inst.gold} - names)
-                meta["retriever"] = self.retriever.name
-                out.append(inst.model_copy(update={"tools": tools, "metadata": meta}))
+                new = offered(inst, [h.tool for h in hits])
+                meta = {**new.metadata, "retriever": self.retriever.name}
+                out.append(new.model_copy(update={"metadata": meta}))
         return out

@@ -45,7 +45,15 @@ class ProtocolFacts(BaseModel):
 #: the fields of an :class:`Instance` that hold its answer key or are derived from it: only
 #: scorers read them, never the code that builds a request (``metadata`` included: adapters keep
 #: the raw gold and provenance there), see :meth:`Instance.with_answer_key_of`
-ANSWER_KEY_FIELDS = ("gold", "alternatives", "decision", "answer", "category", "metadata")
+ANSWER_KEY_FIELDS = (
+    "gold",
+    "alternatives",
+    "decision",
+    "answer",
+    "reference",
+    "category",
+    "metadata",
+)
 #: metadata keys that are inputs after all: an environment instance's initial state, the
 #: tool documents and gold history before the step of α-UMi's step-level protocol, and a BFCL
 #: multi-turn episode's user turns, initial state and held-out functions
@@ -75,6 +83,9 @@ class Instance(BaseModel):
     decision: Decision | None = None
     #: a reference answer text where the dataset has one (NoSearch chains, summaries)
     answer: str | None = None
+    #: whether the dataset gives an answer key at all; ``False`` (ToolEyes' queries): no gold
+    #: calls and no decision label, so an empty ``gold`` says nothing about what was due
+    reference: bool = True
     source: str | None = None  # "seal-tools", "bfcl", "deer", "tooleyes", "env:<name>"
     #: a reporting label (e.g. BFCL category, ToolEyes scenario); may derive from the answer key
     category: str | None = None

@@ -47,7 +47,7 @@ from toollab.sft.sources import (
 )
 from toollab.sft.targets import TARGET_FORMATS, Rejected, SchemaCache, make_target
 from toollab.sft.tokens import TokenCounter
-from toollab.templates.base import Template
+from toollab.templates.base import RawPrompts, Template
 
 PACK_MODES = ("none", "all-shot")
 
@@ -184,8 +184,23 @@ class Renderer:
             raise Rejected("empty target", "the target text is empty")
         return Pair(inst, self.template.messages(inst, tools), target, meta)
 
+    @property
+    def raw(self) -> RawPrompts | None:
+        """The template, when it writes whole completion prompts (DEER): trained on those, not
+        on a chat template."""
+        return self.template if isinstance(self.template, RawPrompts) else None
+
     def sequence(self, pairs: list[Pair]) -> tuple[list[dict[str, Any]], str, list[list[int]]]:
         msgs = conversation(pairs)
+        raw = self.raw
+        if raw is not None:
+            if len(pairs) != 1:
+                raise Rejected("span", "a raw-prompt template trains one example per sequence")
+            eos = self.chat.special_tokens.get("eos_token", "")
+            text, spans = raw.training_sequence(pairs[0].instance, pairs[0].target, eos)
+            if "".join(text[s:e] for s, e in spans) != " " + pairs[0].target + eos:
+                raise Rejected("span", "the spans do not hold the target and the end token")
+            return msgs, text, spans
         hf_tools = (
             [t.to_hf() for t in pairs[0].instance.tools]
             if self.template.tools_in_chat_template
@@ -254,6 +269,9 @@ def record(
         "text": text,
         "spans": spans,
         "meta": meta,
+        # a raw-prompt template: the prompt and each span tokenized on their own, as inference
+        # reads its prompts (the key only in such files, so one file keeps one schema)
+        **({"spans_apart": True} if renderer.raw is not None else {}),
     }
 
 
@@ -295,6 +313,11 @@ def export_sft(cfg: SFTConfig, progress: Progress = _noop, *, force: bool = Fals
         insts = [_without_nulls(i, stats) for i in insts]
     lap("augment")
     renderer = Renderer(cfg, chat)
+    if cfg.pack == "all-shot" and renderer.raw is not None:
+        raise UsageError(
+            f"--pack all-shot: template {cfg.template!r} writes one completion prompt per "
+            "example, so its examples cannot share a sequence"
+        )
     pairs: list[Pair] = []
     for n, inst in enumerate(insts):
         if not _encodable(inst):

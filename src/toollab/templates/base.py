@@ -120,6 +120,13 @@ class RawPrompts(Protocol):
 
     def teacher_forced_prompt(self, instance: Instance, tools: list[Tool] | None = None) -> str: ...
 
+    def training_sequence(
+        self, instance: Instance, target: str, eos: str
+    ) -> tuple[str, list[list[int]]]:
+        """The training text (the raw prompt, the target, ``eos``) and its loss spans, cut where
+        inference's prompts end so that each piece is tokenized as inference sees it."""
+        ...
+
 
 @runtime_checkable
 class RendersObservations(Protocol):

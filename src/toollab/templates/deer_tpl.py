@@ -121,6 +121,32 @@ class DeerTemplate(Template):
         pool = api_pool(tools if tools is not None else instance.tools)
         return f"{self.prompt(instance)} {pool} #"
 
+    def training_sequence(
+        self, instance: Instance, target: str, eos: str
+    ) -> tuple[str, list[list[int]]]:
+        """DEER's FastChat ``tool_llama`` sequence, ``<system> Human: q Assistant: <chain></s>``,
+        with the model's own end-of-sequence token for ``</s>``; the loss on the chain and the
+        end token, as upstream masks it.
+
+        The first span starts at the space after ``Assistant:`` (round one's prompt ends
+        there); a chain that looks up the pool is cut after the ``#`` of its ``#CallAPI#`` /
+        ``#NoCallAPI#``, where round two's teacher-forced prompt ends, so that
+        ``CallAPI# ...`` is tokenized as the model writes it there.
+        """
+        prompt = self.prompt(instance)
+        text = f"{prompt} {target}{eos}"
+        start, end = len(prompt), len(text)
+        cut = -1
+        if target.startswith(SEARCH_HEAD):
+            for marker in (" #CallAPI#", " #NoCallAPI#"):
+                at = target.find(marker)
+                if at >= 0:
+                    cut = start + 1 + at + 2  # after the space, the chain up to " #"
+                    break
+        if cut < 0:
+            return text, [[start, end]]
+        return text, [[start, cut], [cut, end]]
+
     def render_calls(
         self,
         calls: list[ToolCall],
@@ -157,7 +183,9 @@ class DeerTemplate(Template):
             return self.render_calls(list(instance.gold), tools=instance.tools, call_text=text)
         if label is Decision.NO_SEARCH:
             return NO_SEARCH_CHAIN
-        return self.render_answer(instance.answer, tools=instance.tools)
+        # a NoCall chain looked up the pool, even one that came back empty (a retriever that
+        # found nothing)
+        return api_pool(list(instance.tools)) + NO_CALL_TAIL
 
     def target(self, instance: Instance) -> str:
         return self.render_chain(instance)

@@ -31,13 +31,15 @@ from toollab.data.base import (
     Dataset,
     as_list,
     check_choices,
+    offer_tools,
     register_adapter,
     tool_pool,
 )
 from toollab.data.jsonl import JSON_ERRORS, Record, read_records, require_object
 from toollab.data.pysig import parse_call_text, parse_signature
+from toollab.data.tool_formats import deer_to_tool
 from toollab.data.types import TOOLBENCH_TYPES, object_schema, type_schema
-from toollab.errors import InputError
+from toollab.errors import InputError, ToolSchemaError
 from toollab.parsing.deer import BEGIN, CALL, END, NO_CALL, RESPONSE, SEARCH
 from toollab.schema import Decision, GoldCall, Instance, ProtocolFacts, Tool
 
@@ -265,16 +267,73 @@ def instance_from_baseline(rec: Record, inst_id: str, split: str) -> Instance:
 
 
 def tool_from_pool_record(rec: Record) -> Tool:
+    """One ``tool.json`` record (:func:`~toollab.data.tool_formats.deer_to_tool`)."""
     d = require_object(rec, ("api_name", "api_function"))
-    return tool_from_signature(
-        str(d["api_name"]),
-        str(d.get("description_for_human") or d.get("description") or ""),
-        str(d["api_function"]),
-        {
-            "description_for_model": d.get("description_for_model"),
-            "examples": d.get("example") or [],
-        },
-        rec,
+    try:
+        return deer_to_tool(d)
+    except ToolSchemaError as exc:
+        raise rec.error(exc.problem) from exc
+
+
+# -- where a query came from: the deployable mode --------------------------------------------
+
+
+def index_examples(tools: list[Tool]) -> dict[str, tuple[str, str]]:
+    """Query → (tool name, call text) of the ``tool.json`` examples DEER built its samples from
+    (the first tool listing a query wins)."""
+    out: dict[str, tuple[str, str]] = {}
+    for tool in tools:
+        for ex in tool.metadata.get("examples") or []:
+            if isinstance(ex, dict) and isinstance(ex.get("query"), str):
+                out.setdefault(ex["query"], (tool.name, str(ex.get("call", ""))))
+    return out
+
+
+def with_source_call(inst: Instance, examples: dict[str, tuple[str, str]]) -> Instance:
+    """A chain that looks up the pool, with ``metadata["source_tool"]`` / ``["source_call"]``:
+    the tool and call of the ``tool.json`` example its query is (a NoCall sample's too, whose
+    pool lacks that tool), when the example is known."""
+    hit = examples.get(inst.query)
+    if hit is None or inst.label() is Decision.NO_SEARCH or "api_label" in inst.metadata:
+        return inst
+    meta = {**inst.metadata, "source_tool": hit[0], "source_call": hit[1]}
+    return inst.model_copy(update={"metadata": meta})
+
+
+def deployable(inst: Instance, tools: list[Tool]) -> Instance:
+    """DEER's deployable mode: the candidates are what a retriever found, so the right decision
+    follows them: a call (the query's own example call) when its tool is among them, no call
+    when it is not.  The gold chain (its pool is the dataset's candidates) is dropped; the
+    ``deer`` scorer rebuilds the chain it checks against from the decision and the call."""
+    offered = offer_tools(inst, tools)
+    tool, call = inst.metadata.get("source_tool"), inst.metadata.get("source_call")
+    if not isinstance(tool, str) or not isinstance(call, str):
+        return offered
+    meta = {
+        k: v
+        for k, v in offered.metadata.items()
+        if k not in ("gold_chain", "gold_call_text", "gold_call_parse", "gold_call_problems")
+    }
+    meta["api_pool"] = [t.name for t in tools]
+    meta["dataset_decision"] = inst.label().value
+    meta["source_offered"] = tool in meta["api_pool"]
+    if meta["source_offered"]:
+        parsed = parse_call_text(call)
+        meta["gold_call_text"] = call
+        gold = [GoldCall(name=parsed.name, arguments=parsed.arguments)]
+        decision = Decision.CALL
+    else:
+        gold, decision = [], Decision.NO_CALL
+    meta["gold_not_offered"] = []  # a left-out tool makes "no call" right: not a miss
+    split = inst.split or "deployable"
+    return offered.model_copy(
+        update={
+            "gold": gold,
+            "decision": decision,
+            "answer": None,
+            "category": category_of(split, decision),
+            "metadata": meta,
+        }
     )
 
 
@@ -366,6 +425,13 @@ class DeerAdapter(Adapter):
             per_file[f.name] = len(part) if kind != "tools" else len(ftools)
         if pool_file is not None and pool_file.is_file():
             tools.extend(read_file(pool_file)[2])
+        chains = [i for i in instances if "gold_chain" in i.metadata]
+        if chains:  # where each query came from (the deployable mode's answer key)
+            examples = index_examples(tools)
+            beside = path.parent / TOOL_FILE
+            if not examples and beside.is_file():  # a chain file alone: its tool.json's, not
+                examples = index_examples(read_file(beside)[2])  # added to the pool
+            instances = [with_source_call(i, examples) for i in instances]
         parse_methods: dict[str, int] = {}
         for inst in instances:
             method = inst.metadata.get("gold_call_parse")
@@ -383,6 +449,10 @@ class DeerAdapter(Adapter):
             options={"splits": wanted},
             details=details,
         )
+
+    def offered(self, instance: Instance, tools: list[Tool]) -> Instance:
+        """Retrieval in the loop is DEER's deployable mode (:func:`deployable`)."""
+        return deployable(instance, tools)
 
     def load_tools(self, path: Path, **options: Any) -> list[Tool]:
         """``tool.json`` (or the folder holding it) → the tool pool."""

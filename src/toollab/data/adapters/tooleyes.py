@@ -176,6 +176,7 @@ class ToolEyesAdapter(Adapter):
                     source=SOURCE,
                     category=scenario,
                     split="test",
+                    reference=False,  # ToolEyes publishes no gold answers
                     metadata={
                         "path": d["path"],
                         "tool_document": json.dumps(raw),

@@ -282,6 +282,16 @@ class _DeerBase(Scorer):
             "NoCall": sum(o.gold == "NoCall" for o in outcomes),
             **res.counts,
         }
+        # the deployable mode (a retriever chose the candidates): how often the query's own
+        # tool was among them, i.e. how many instances it made Call ones
+        retrieved = [
+            inst.metadata["source_offered"]
+            for inst in (instances.get(p.id) for p in predictions)
+            if inst is not None and isinstance(inst.metadata.get("source_offered"), bool)
+        ]
+        if retrieved:
+            res.counts["source_tool_retrieved"] = sum(retrieved)
+            res.counts["source_tool_missed"] = len(retrieved) - sum(retrieved)
         return res
 
 

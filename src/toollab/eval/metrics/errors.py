@@ -33,7 +33,8 @@ not executed this is a check of the calls against the answer key only, so it can
 than a benchmark's own checker (e.g. BFCL's string normalisation).
 
 Only instances with an answer key to check against are classified (:func:`has_answer_key`):
-gold calls, or a label that needs no call.  The decision check is call vs. no call; DEER's
+gold calls, or a label that needs no call; never those of a dataset that gives no answer key
+(``Instance.reference`` false: ToolEyes).  The decision check is call vs. no call; DEER's
 search decision (NoSearch vs. NoCall) is the ``deer`` scorer's.
 """
 
@@ -296,8 +297,9 @@ def _value(value: Any) -> str:
 
 
 def has_answer_key(instance: Instance) -> bool:
-    """Whether the instance can be classified: it has gold calls, or its label needs no call."""
-    return bool(instance.gold) or instance.label() is not Decision.CALL
+    """Whether the instance can be classified: the dataset gives an answer key, and it has gold
+    calls or a label that needs no call."""
+    return instance.reference and (bool(instance.gold) or instance.label() is not Decision.CALL)
 
 
 def made_call(prediction: Prediction) -> bool:
