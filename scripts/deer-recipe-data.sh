@@ -12,7 +12,10 @@
 #    samples, 193 of them: upstream's 2,000 are not published); DEER's test queries and its 77
 #    unseen tools are kept out; 90 / 10 split into train / valid.
 # 2. Each chain rendered on DEER's raw prompt (`<system> Human: q Assistant: <chain>` and the
-#    end token), the loss on the chain, guarded against every default evaluation set.
+#    end token), the loss on what the model writes at inference (`--loss written`: round one's
+#    `#Begin# ... #SearchAPI#`, round two's `CallAPI# ... #End#` / `NoCallAPI# ... #End#`), not
+#    on the API pool between, which the agent supplies; guarded against every default
+#    evaluation set.
 # About a minute on 2 cores.
 set -euo pipefail
 D="${1:-${TOOLLAB_SHARED_DATA:-../shared/data}}"
@@ -37,7 +40,7 @@ toollab data synth deer --tools "$D/deer/tool.json" --nosearch "$OUT/deer-synth-
 
 toollab data sft --out "$OUT/deer-decisions/examples.jsonl" \
   --data "$OUT/deer-synth/train.json" --format deer --template deer --target template \
-  --guard-root "$D" --seed 9
+  --loss written --guard-root "$D" --seed 9
 toollab data sft --out "$OUT/deer-decisions-valid/examples.jsonl" \
   --data "$OUT/deer-synth/valid.json" --format deer --template deer --target template \
-  --n 120 --guard-root "$D" --seed 9
+  --loss written --n 40 --guard-root "$D" --seed 9

@@ -65,11 +65,10 @@ def check_spans(rec: dict[str, Any]) -> None:
     """Spans non-empty, one per assistant message, each exactly its content + the marker."""
     text, spans = rec["text"], rec["spans"]
     assistants = [m["content"] for m in rec["messages"] if m["role"] == "assistant"]
-    if rec.get("spans_apart"):  # a raw-prompt template (DEER): one chain, cut where round 2 starts
-        assert len(assistants) == 1 and 1 <= len(spans) <= 2
-        assert spans[0][1] == (spans[1][0] if len(spans) == 2 else len(text)) and spans[-1][
-            1
-        ] == len(text)
+    if rec.get("spans_apart"):  # a raw-prompt template (DEER): one chain, cut where rounds meet
+        assert len(assistants) == 1 and len(spans) in (1, 3)
+        assert all(a[1] == b[0] for a, b in zip(spans, spans[1:], strict=False))
+        assert spans[-1][1] == len(text)
         assert "".join(text[s:e] for s, e in spans) == " " + assistants[0] + MARKER
         assert text[: spans[0][0]].endswith(" Assistant:")
         return
@@ -163,43 +162,53 @@ def test_prompt_is_what_inference_renders(tmp_path: Path, shared_data: Path) -> 
 
 def test_deer_trains_on_the_prompts_its_agent_sends(tmp_path: Path, shared_data: Path) -> None:
     """DEER's chains are written on DEER's raw prompt, not a chat template: the text before the
-    first span is round one's prompt, the text before a search chain's second span is round
-    two's teacher-forced prompt, and the second span is what the model writes there."""
+    first span is round one's prompt, the text before a search chain's last span is round two's
+    teacher-forced prompt, and with ``loss="written"`` the spans are exactly what the model
+    writes in the two rounds (not the API pool the agent supplies)."""
     deer = get_template("deer")
-    path, fig = export(
-        tmp_path,
-        shared_data,
-        sources=[f"deer:{shared_data / 'deer' / 'valid.json'},n=60"],
-        template="deer",
-        target="template",
-    )
-    by_id = {
-        f"deer:{shared_data / 'deer' / 'valid.json'}#{i.id}": i
-        for i in load_source(parse_source(f"deer:{shared_data / 'deer' / 'valid.json'}"))
-    }
-    recs = read(path)
-    assert fig["examples"] == len(recs) == 60
+    valid = shared_data / "deer" / "valid.json"
+    by_id = {f"deer:{valid}#{i.id}": i for i in load_source(parse_source(f"deer:{valid}"))}
+    runs = {}
+    for loss in ("target", "written"):
+        (tmp_path / loss).mkdir()
+        path, fig = export(
+            tmp_path / loss,
+            shared_data,
+            sources=[f"deer:{valid},n=60"],
+            template="deer",
+            target="template",
+            loss=loss,
+        )
+        runs[loss] = read(path)
+        assert fig["examples"] == len(runs[loss]) == 60
     branches = set()
-    for rec in recs:
+    for rec, part in zip(runs["target"], runs["written"], strict=True):
         inst = by_id[rec["id"]]
         text, spans = rec["text"], rec["spans"]
-        assert rec["spans_apart"] is True and MARKER not in text[: spans[0][0]]
+        check_spans(rec)
+        assert part["text"] == text and rec["spans_apart"] is True
+        assert MARKER not in text[: spans[0][0]]
         assert text[: spans[0][0]] == deer.prompt(inst)
         chain = text[spans[0][0] + 1 : len(text) - len(MARKER)]
         assert chain == inst.metadata["gold_chain"]
-        if len(spans) == 2:
-            assert text[: spans[1][0]] == deer.teacher_forced_prompt(inst)
-            assert text[spans[1][0] :].split(" ", 1)[0] in ("CallAPI#", "NoCallAPI#")
-            branches.add(text[spans[1][0] :].split(" ", 1)[0])
+        if len(spans) == 3:
+            assert text[: spans[2][0]] == deer.teacher_forced_prompt(inst)
+            first, second = (text[s:e] for s, e in part["spans"])
+            assert part["spans"] == [spans[0], spans[2]]
+            assert first == " #Begin# Need to look up the API Pool. #SearchAPI#"
+            assert second.split(" ", 1)[0] in ("CallAPI#", "NoCallAPI#")
+            assert second.endswith("#End#" + MARKER)
+            branches.add(second.split(" ", 1)[0])
         else:
+            assert part["spans"] == spans
             assert chain.endswith("knowledge. #End#") and "#SearchAPI#" not in chain
             branches.add("NoSearch")
     assert branches == {"CallAPI#", "NoCallAPI#", "NoSearch"}
     with pytest.raises(UsageError, match="cannot share a sequence"):
         export(
-            tmp_path / "packed",
+            tmp_path,
             shared_data,
-            sources=[f"deer:{shared_data / 'deer' / 'valid.json'},n=8"],
+            sources=[f"deer:{valid},n=8"],
             template="deer",
             target="template",
             pack="all-shot",

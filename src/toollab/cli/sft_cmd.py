@@ -98,6 +98,11 @@ def sft_cmd(
         "constrained", "--target",
         help="constrained: what constrained decoding admits (default); template: the template's own rendering.",
     ),
+    loss: str = typer.Option(
+        "target", "--loss",
+        help="target: the loss on the whole target (default); written: only on what the model writes at inference "
+        "(DEER: not on the API pool its agent supplies).",
+    ),
     chat_template: str = typer.Option(
         "bundled", "--chat-template", help="bundled (the bundled GGUF's), chatml, a .gguf or a .jinja file."
     ),
@@ -164,6 +169,7 @@ def _export(p: SFTOptions, json_out: bool) -> None:
         out=Path(p.out),
         template=p.template,
         target=p.target,
+        loss=p.loss,
         chat_template=p.chat_template,
         total=p.total,
         seed=p.seed,

@@ -50,6 +50,7 @@ from toollab.sft.tokens import TokenCounter
 from toollab.templates.base import RawPrompts, Template
 
 PACK_MODES = ("none", "all-shot")
+LOSS_MODES = ("target", "written")
 
 
 @dataclass
@@ -62,6 +63,9 @@ class SFTConfig:
     #: ``constrained``: what constrained decoding admits (the default); ``template``: the
     #: template's own unconstrained rendering
     target: str = "constrained"
+    #: ``target``: the loss on the whole target; ``written``: only on what the model writes at
+    #: inference (a raw-prompt template's agent supplies the rest itself: DEER's API pool)
+    loss: str = "target"
     chat_template: str = "bundled"
     #: total examples drawn from the sources by weight (``None``: every instance)
     total: int | None = None
@@ -93,6 +97,8 @@ class SFTConfig:
             raise UsageError("give at least one source (--data/--format, --env or --source)")
         if self.target not in TARGET_FORMATS:
             raise UsageError(f"--target {self.target!r}: one of {', '.join(TARGET_FORMATS)}")
+        if self.loss not in LOSS_MODES:
+            raise UsageError(f"--loss {self.loss!r}: one of {', '.join(LOSS_MODES)}")
         if self.pack not in PACK_MODES:
             raise UsageError(f"--pack {self.pack!r}: one of {', '.join(PACK_MODES)}")
         if self.pack_size < 1 or self.max_tokens < 1:
@@ -107,6 +113,7 @@ class SFTConfig:
             "sources": ", ".join(s.label for s in self.sources),
             "template": self.template,
             "target": self.target,
+            "loss": self.loss,
             "chat_template": self.chat_template,
             "total": self.total,
             "seed": self.seed,
@@ -197,9 +204,11 @@ class Renderer:
             if len(pairs) != 1:
                 raise Rejected("span", "a raw-prompt template trains one example per sequence")
             eos = self.chat.special_tokens.get("eos_token", "")
-            text, spans = raw.training_sequence(pairs[0].instance, pairs[0].target, eos)
-            if "".join(text[s:e] for s, e in spans) != " " + pairs[0].target + eos:
-                raise Rejected("span", "the spans do not hold the target and the end token")
+            text, pieces = raw.training_sequence(pairs[0].instance, pairs[0].target, eos)
+            if "".join(text[s:e] for s, e, _ in pieces) != " " + pairs[0].target + eos:
+                raise Rejected("span", "the pieces do not hold the target and the end token")
+            written = self.cfg.loss == "written"
+            spans = [[s, e] for s, e, w in pieces if w or not written]
             return msgs, text, spans
         hf_tools = (
             [t.to_hf() for t in pairs[0].instance.tools]

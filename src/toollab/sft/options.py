@@ -41,6 +41,7 @@ class SFTOptions(BaseModel):
     total: Count | None = None
     template: str = "json"
     target: Literal["constrained", "template"] = "constrained"
+    loss: Literal["target", "written"] = "target"
     chat_template: str = "bundled"
     pack: Literal["none", "all-shot"] = "none"
     pack_size: Annotated[int, Field(ge=1, le=10_000)] = 4

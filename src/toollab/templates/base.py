@@ -122,9 +122,11 @@ class RawPrompts(Protocol):
 
     def training_sequence(
         self, instance: Instance, target: str, eos: str
-    ) -> tuple[str, list[list[int]]]:
-        """The training text (the raw prompt, the target, ``eos``) and its loss spans, cut where
-        inference's prompts end so that each piece is tokenized as inference sees it."""
+    ) -> tuple[str, list[tuple[int, int, bool]]]:
+        """The training text (the raw prompt, the target, ``eos``) and the pieces of its target,
+        ``(start, end, written)``, cut where inference's prompts end so that each piece is
+        tokenized as inference sees it; ``written`` is false for text the agent supplies
+        itself at inference (DEER's teacher-forced API pool)."""
         ...
 
 

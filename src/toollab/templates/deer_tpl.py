@@ -40,6 +40,7 @@ NO_CALL_TAIL = (
     " #NoCallAPI# There is no proper API and I need to answer this question with my own "
     "knowledge. #End#"
 )
+SEARCH_MARKER = "#SearchAPI#"
 #: DEER stops generation when one of these appears
 DEER_STOP = ["#SearchAPI#", "#APIResponse#", "#End#", "#NoCallAPI#"]
 
@@ -123,29 +124,32 @@ class DeerTemplate(Template):
 
     def training_sequence(
         self, instance: Instance, target: str, eos: str
-    ) -> tuple[str, list[list[int]]]:
+    ) -> tuple[str, list[tuple[int, int, bool]]]:
         """DEER's FastChat ``tool_llama`` sequence, ``<system> Human: q Assistant: <chain></s>``,
-        with the model's own end-of-sequence token for ``</s>``; the loss on the chain and the
-        end token, as upstream masks it.
+        with the model's own end-of-sequence token for ``</s>``, and the pieces of the chain.
 
-        The first span starts at the space after ``Assistant:`` (round one's prompt ends
-        there); a chain that looks up the pool is cut after the ``#`` of its ``#CallAPI#`` /
-        ``#NoCallAPI#``, where round two's teacher-forced prompt ends, so that
-        ``CallAPI# ...`` is tokenized as the model writes it there.
+        The first piece starts at the space after ``Assistant:`` (round one's prompt ends
+        there).  A chain that looks up the pool is cut where round one stops (after
+        ``#SearchAPI#``) and where round two's teacher-forced prompt ends (after the ``#`` of
+        ``#CallAPI#`` / ``#NoCallAPI#``), so that each piece is tokenized as the model reads or
+        writes it there; the pool between is what the agent supplies (``written`` false).
+        Upstream puts the loss on the whole chain and the end token.
         """
         prompt = self.prompt(instance)
         text = f"{prompt} {target}{eos}"
         start, end = len(prompt), len(text)
-        cut = -1
-        if target.startswith(SEARCH_HEAD):
+        search = target.find(SEARCH_MARKER) if target.startswith(SEARCH_HEAD) else -1
+        decision = -1
+        if search >= 0:
             for marker in (" #CallAPI#", " #NoCallAPI#"):
-                at = target.find(marker)
-                if at >= 0:
-                    cut = start + 1 + at + 2  # after the space, the chain up to " #"
+                decision = target.find(marker, search)
+                if decision >= 0:
                     break
-        if cut < 0:
-            return text, [[start, end]]
-        return text, [[start, cut], [cut, end]]
+        if decision < 0:
+            return text, [(start, end, True)]
+        stop = start + 1 + search + len(SEARCH_MARKER)  # round one stops here
+        cut = start + 1 + decision + 2  # round two's prompt ends after " #"
+        return text, [(start, stop, True), (stop, cut, False), (cut, end, True)]
 
     def render_calls(
         self,
