@@ -5,6 +5,7 @@ and malformed sources fail with file, line and problem."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -67,7 +68,7 @@ def check_spans(rec: dict[str, Any]) -> None:
     assistants = [m["content"] for m in rec["messages"] if m["role"] == "assistant"]
     if rec.get("spans_apart"):  # a raw-prompt template (DEER): one chain, cut where rounds meet
         assert len(assistants) == 1 and len(spans) in (1, 3)
-        assert all(a[1] == b[0] for a, b in zip(spans, spans[1:], strict=False))
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))
         assert spans[-1][1] == len(text)
         assert "".join(text[s:e] for s, e in spans) == " " + assistants[0] + MARKER
         assert text[: spans[0][0]].endswith(" Assistant:")
