@@ -40,7 +40,7 @@ from toollab.agents.base import (
     get_agent,
 )
 from toollab.data import get_adapter, load_dataset
-from toollab.data.base import ADAPTERS
+from toollab.data.base import ADAPTERS, offer_tools
 from toollab.envs.base import (
     ENV_SOURCE_PREFIX,
     CallExecutor,
@@ -323,7 +323,7 @@ def run_eval(
         # answer key: DEER's decision follows what is offered)
         fmt = getattr(dataset, "format", None)
         adapter = get_adapter(fmt) if isinstance(fmt, str) and fmt in ADAPTERS else None
-        instances = offer.offer(instances, *([adapter.offered] if adapter else []))
+        instances = offer.offer(instances, adapter.offered if adapter else offer_tools)
         spec.pool_size = offer.pool_size
     template = get_template(spec.template)
     if agent is None:
