@@ -32,10 +32,14 @@ def _instance_bytes(inst: Instance) -> bytes:
     file = inst.metadata.get("file")
     if isinstance(file, str) and file:
         inst = inst.model_copy(update={"metadata": {**inst.metadata, "file": Path(file).name}})
+    # ``reference`` at its default is left out, so fingerprints from before the field existed
+    # still match the same data
+    skip = {"reference"} if inst.reference else None
     try:
-        return inst.model_dump_json().encode("utf-8")
+        return inst.model_dump_json(exclude=skip).encode("utf-8")
     except ValueError:  # a lone surrogate in the text: escape it
-        return json.dumps(inst.model_dump(mode="json"), sort_keys=True).encode("ascii")
+        dumped = inst.model_dump(mode="json", exclude=skip)
+        return json.dumps(dumped, sort_keys=True).encode("ascii")
 
 
 @dataclass
