@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from toollab.parsing.deer import SEARCH
 from toollab.schema import Decision, Instance, Tool, ToolCall
 from toollab.schema.wire import json_kind
 from toollab.templates.base import Template, register_template
@@ -40,7 +41,6 @@ NO_CALL_TAIL = (
     " #NoCallAPI# There is no proper API and I need to answer this question with my own "
     "knowledge. #End#"
 )
-SEARCH_MARKER = "#SearchAPI#"
 #: DEER stops generation when one of these appears
 DEER_STOP = ["#SearchAPI#", "#APIResponse#", "#End#", "#NoCallAPI#"]
 
@@ -138,7 +138,7 @@ class DeerTemplate(Template):
         prompt = self.prompt(instance)
         text = f"{prompt} {target}{eos}"
         start, end = len(prompt), len(text)
-        search = target.find(SEARCH_MARKER) if target.startswith(SEARCH_HEAD) else -1
+        search = target.find(SEARCH) if target.startswith(SEARCH_HEAD) else -1
         decision = -1
         if search >= 0:
             for marker in (" #CallAPI#", " #NoCallAPI#"):
@@ -147,7 +147,7 @@ class DeerTemplate(Template):
                     break
         if decision < 0:
             return text, [(start, end, True)]
-        stop = start + 1 + search + len(SEARCH_MARKER)  # round one stops here
+        stop = start + 1 + search + len(SEARCH)  # round one stops here
         cut = start + 1 + decision + 2  # round two's prompt ends after " #"
         return text, [(start, stop, True), (stop, cut, False), (cut, end, True)]
 

@@ -425,12 +425,12 @@ class DeerAdapter(Adapter):
             per_file[f.name] = len(part) if kind != "tools" else len(ftools)
         if pool_file is not None and pool_file.is_file():
             tools.extend(read_file(pool_file)[2])
-        chains = [i for i in instances if "gold_chain" in i.metadata]
-        if chains:  # where each query came from (the deployable mode's answer key)
+        if any("gold_chain" in i.metadata for i in instances):
+            # where each query came from (the deployable mode's answer key)
             examples = index_examples(tools)
             beside = path.parent / TOOL_FILE
-            if not examples and beside.is_file():  # a chain file alone: its tool.json's, not
-                examples = index_examples(read_file(beside)[2])  # added to the pool
+            if not examples and path.is_file() and beside.is_file():  # a chain file alone:
+                examples = index_examples(read_file(beside)[2])  # its tool.json, not pooled
             instances = [with_source_call(i, examples) for i in instances]
         parse_methods: dict[str, int] = {}
         for inst in instances:
