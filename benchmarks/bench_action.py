@@ -7,8 +7,9 @@ demonstration shares a goal with them):
 * ``tokens`` — prompt tokens per instance (SmolLM2's tokenizer and chat template) of the
   ``single`` agent and of the ``action`` agent at each ``--k-api``;
 * ``success`` — the bench figures of each ``--model`` with the ``action`` agent at each
-  ``--settings`` entry ``K_API:K_DEMOS`` (constrained decoding, the bench's token budgets),
-  mean over environments.
+  ``--settings`` entry ``K_API:K_DEMOS[:DECLINES]`` (``DECLINES``: the share of declining
+  demonstrations in the pool, default 0 as upstream), or the ``single`` agent for the entry
+  ``single`` (constrained decoding, the bench's token budgets), mean over environments.
 
 The test splits are never read here: ``toollab bench --agent action`` measures the chosen
 setting on them once.
@@ -16,6 +17,7 @@ setting on them once.
     python benchmarks/bench_action.py --parts tokens --k-api 5,8,10,15
     python benchmarks/bench_action.py --parts success --settings 10:3,20:3,20:0 --n 4 \\
         --model bundled:smollm2-135m-tools --out /tmp/action_val
+    python benchmarks/bench_action.py --parts success --settings single,20:3,20:3:0.3 --n 6
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from toollab.agents import AgentOptions, get_agent
+from toollab.agents import Agent, AgentOptions, get_agent
 from toollab.agents.action import ActionAgent
 from toollab.data import Dataset
 from toollab.envs.base import env_names
@@ -71,28 +73,41 @@ def tokens(splits: dict[str, list[Instance]], ks: list[int]) -> dict[str, Any]:
     }
 
 
+def make_agent(setting: str) -> tuple[Agent, str]:
+    """``single``, or ``K_API:K_DEMOS[:DECLINES]`` for the action agent; with its label."""
+    if setting == "single":
+        return get_agent("single"), "single"
+    k, k_demos, *rest = setting.split(":")
+    declines = float(rest[0]) if rest else 0.0
+    agent = ActionAgent(k_api=int(k), k_demos=int(k_demos), declines=declines)
+    label = f"k_api={k} k_demos={k_demos}" + (f" declines={declines}" if declines else "")
+    return agent, label
+
+
 def success(
     splits: dict[str, list[Instance]],
-    settings: list[tuple[int, int]],
+    settings: list[str],
     models: list[str],
     out: Path,
 ) -> dict[str, Any]:
     figures: dict[str, Any] = {}
     for model in models:
-        for k, k_demos in settings:
+        for setting in settings:
             t0 = time.perf_counter()
-            tasks = [
-                Task(
-                    dataset=Dataset(name=env, format="toollab", instances=insts),
-                    agent=ActionAgent(k_api=k, k_demos=k_demos),
-                    environment=env,
-                    name=env,
-                    max_tokens=MAX_TOKENS.get(env, DEFAULT_MAX_TOKENS),
+            tasks = []
+            for env, insts in splits.items():
+                agent, label = make_agent(setting)
+                tasks.append(
+                    Task(
+                        dataset=Dataset(name=env, format="toollab", instances=insts),
+                        agent=agent,
+                        environment=env,
+                        name=env,
+                        max_tokens=MAX_TOKENS.get(env, DEFAULT_MAX_TOKENS),
+                    )
                 )
-                for env, insts in splits.items()
-            ]
-            name = f"{model} k_api={k} k_demos={k_demos}"
-            slug = f"{model.replace(':', '-')}-k{k}-d{k_demos}"
+            name = f"{model} {label}"
+            slug = f"{model.replace(':', '-')}-" + setting.replace(":", "-")
             log = evaluate(tasks, model, log_dir=out / slug, seed=0)
             envs = [summary_of(t) for t in log.tasks]
             row: dict[str, Any] = {"seconds": round(time.perf_counter() - t0, 1)}
@@ -111,7 +126,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--parts", default="tokens,success")
     ap.add_argument("--k-api", default="5,8,10,15,20", help="k_api values (tokens part)")
-    ap.add_argument("--settings", default="10:3,20:3,20:0", help="K_API:K_DEMOS (success)")
+    ap.add_argument(
+        "--settings", default="10:3,20:3,20:0", help="single or K_API:K_DEMOS[:DECLINES] (success)"
+    )
     ap.add_argument("--n", type=int, default=6, help="validation instances per environment")
     ap.add_argument("--model", action="append", default=[])
     ap.add_argument("--out", type=Path, default=Path("/tmp/action_val"))
@@ -123,7 +140,7 @@ def main() -> None:
         result["tokens"] = tokens(splits, ks)
     if "success" in args.parts:
         models = args.model or ["bundled:smollm2-135m-tools"]
-        settings = [(int(a), int(b)) for a, b in (x.split(":") for x in args.settings.split(","))]
+        settings = [x.strip() for x in args.settings.split(",") if x.strip()]
         result["success"] = success(splits, settings, models, args.out)
     print(json.dumps(result, indent=2))
 

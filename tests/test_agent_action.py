@@ -139,6 +139,34 @@ def test_constrained_demos_show_the_constrained_form() -> None:
     assert '"decision"' not in free and '{"name": ' in free
 
 
+def test_declining_demonstrations_show_the_no_call_answer() -> None:
+    """``declines``: part of the pool comes from the train split's NoCall / NoSearch branches,
+    shown as the no-call answer of the form (constrained object, or the plain-text answer)."""
+    agent = ActionAgent(declines=0.4)
+    assert agent.demo_mix == pytest.approx((0.6, 0.2, 0.2))
+    assert ActionAgent().demo_mix == (1.0, 0.0, 0.0)  # upstream: calls only
+    pool = {i.id: i for i in generate("weather", "train", 100, 0, agent.demo_mix)}
+    declining = [i for i in pool.values() if not i.gold]
+    assert declining and all(i.split == "train" for i in declining)
+    # a test goal whose words are a declining demonstration's: that demonstration is retrieved
+    inst = next(i for i in generate("weather", "test", 6, 0) if i.gold)
+    probe = inst.model_copy(update={"query": declining[0].query + " please"})
+    for constrained in (True, False):
+        ask = agent.ask(probe, JSON, AgentOptions(constrained=constrained))
+        assert declining[0].id in ask.metadata["demonstrations"]  # type: ignore[operator]
+        user = str(ask.messages[1]["content"])
+        shown = user.split(f"Task: {declining[0].query}\nAction:\n", 1)[1].split("\n")[0]
+        if constrained:
+            value = json.loads(shown)
+            assert value["decision"] == "no_call"
+            assert value.get("answer", declining[0].answer) == declining[0].answer
+        else:
+            assert shown == str(declining[0].answer).split("\n")[0]
+    for bad in (-0.1, 1.0, True, "0.2"):
+        with pytest.raises(UsageError):
+            ActionAgent(declines=bad)  # type: ignore[arg-type]
+
+
 def test_fake_model_free_and_constrained_runs_execute_in_the_environment() -> None:
     insts = generate("weather", "test", 3, 0)
 

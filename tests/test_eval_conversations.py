@@ -166,6 +166,27 @@ def test_a_model_that_loops_is_stopped_by_the_guard_and_the_step_limit(tmp_path:
     figs = run(FakeModel(fn=fresh), insts[:1], tmp_path / "b", steps=3).results["conversation"]
     assert figs["step_limit"] == 1.0 and figs["repeated_calls"] == 0
     assert figs["steps"] == 3 * len(insts[0].messages)
+    assert figs["final_step"] == 0.0  # unconstrained: no final step
+
+    # constrained, the step after the limit admits only the answer: every turn gets one
+    class ConstrainedFake(FakeModel):
+        supports_constraints = True
+
+    def fresh_then_answer(messages: list[Message], tools: list[Tool]) -> str:
+        _, since = _user_turns(messages)
+        if sum(1 for m in since if m["role"] == "tool") >= 3:
+            return answer_turn("Here is what I found.")
+        return fresh(messages, tools)
+
+    model = ConstrainedFake(fn=fresh_then_answer)
+    log = run(model, insts[:1], tmp_path / "c", steps=3)
+    figs = log.results["conversation"]
+    assert figs["final_step"] == 1.0 and figs["step_limit"] == 0.0
+    assert figs["answered"] == 1.0 and figs["steps"] == 4 * len(insts[0].messages)
+    finals = [r for r in model.requests if '"call"' not in json.dumps(r.options.json_schema)]
+    assert len(finals) == len(insts[0].messages)
+    turns = log.samples[0].prediction.metadata["turns"]
+    assert [t["ended_by"] for t in turns] == ["final_answer"] * len(insts[0].messages)
 
 
 def test_garbage_and_failures_are_data(tmp_path: Path) -> None:

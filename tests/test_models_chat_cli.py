@@ -143,6 +143,64 @@ def test_constrained_needs_tools_and_backend_support(tools_file: Path) -> None:
     }
 
 
+def test_at_the_step_limit_a_final_step_answers_with_no_call_allowed(tools_file: Path) -> None:
+    """Every step a call up to ``max_steps``: one more step, whose grammar is the protocol's
+    answer branch alone, ends the message with an answer; unconstrained, the turn stops."""
+    from toollab.agents.conversation import FINAL, STEP_LIMIT, TurnRunner
+
+    pool = ToolPool.load(tools_file)
+    tpl = get_template("json")
+
+    class ConstrainedFake(FakeModel):
+        supports_constraints = True
+
+    call = '{"name": "add", "arguments": {"a": 2, "b": 3}}'
+    model = ConstrainedFake(outputs=[call, '{"decision": "no_call", "answer": "It is 5."}'])
+    session = ChatSession(
+        model,
+        tpl,
+        list(pool.tools),
+        Executor(pool),
+        GenerateOptions(),
+        constrained=True,
+        max_steps=1,
+    )
+    assert session.turn("what is 2 + 3?") == "It is 5."
+    final = model.requests[-1].options.json_schema or {}
+    assert final["properties"]["decision"] == {"const": "no_call"}
+    assert '"call"' not in json.dumps(final) and "anyOf" not in final
+    assert session.messages[-1] == {
+        "role": "assistant",
+        "content": '{"decision": "no_call", "answer": "It is 5."}',
+    }
+
+    async def execute(calls: list[object]) -> list[object]:
+        return [5 for _ in calls]
+
+    def runner(model: FakeModel, constrained: bool) -> TurnRunner:
+        return TurnRunner(
+            model,
+            tpl,
+            list(pool.tools),
+            execute,
+            GenerateOptions(),
+            max_steps=2,
+            constrained=constrained,
+        )
+
+    from toollab.models.base import run_sync
+
+    looping = ConstrainedFake(outputs=[call], repeat=True)  # a call even at the final step
+    out = run_sync(runner(looping, True).run_turn([], "2 + 3?"))
+    assert out.ended_by == STEP_LIMIT and out.answer is None and len(out.steps) == 3
+    plain = FakeModel(outputs=[call], repeat=True)
+    out = run_sync(runner(plain, False).run_turn([], "2 + 3?"))
+    assert out.ended_by == STEP_LIMIT and len(out.steps) == 2  # no grammar: no final step
+    answering = ConstrainedFake(outputs=[call, call, '{"decision": "no_call", "answer": "5"}'])
+    out = run_sync(runner(answering, True).run_turn([], "2 + 3?"))
+    assert out.ended_by == FINAL and out.answer == "5" and len(out.steps) == 3
+
+
 @pytest.mark.slow
 def test_bundled_model_calls_tools_when_constrained(tools_file: Path) -> None:
     """Piped input, the real bundled model: constrained (the default) it calls ``add``."""

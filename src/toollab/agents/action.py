@@ -45,6 +45,7 @@ from toollab.agents.base import AgentOptions, register_agent
 from toollab.agents.single import Ask, SingleTurnAgent
 from toollab.envs.generate import generate
 from toollab.errors import UsageError
+from toollab.models.constrain import DECISION_KEY, NO_CALL
 from toollab.models.policy import CallPolicy, constrained_answer
 from toollab.schema import Instance, Tool, ToolCall
 from toollab.templates.base import Template
@@ -128,8 +129,14 @@ class _Answers:
             [template.name, policy.model_dump() if policy else None, self.render([_FORM_CALL], [])]
         )
 
-    def render(self, calls: Sequence[ToolCall], tools: Sequence[Tool]) -> str | None:
-        """The answer text, or ``None`` when this form cannot write the calls in one turn."""
+    def render(
+        self, calls: Sequence[ToolCall], tools: Sequence[Tool], answer: str | None = None
+    ) -> str | None:
+        """The answer text, or ``None`` when this form cannot write the calls in one turn.  No
+        calls (a declining demonstration) are written as the no-call answer: ``answer`` in
+        plain text, or the constrained no-call object where the policy admits one."""
+        if not calls:
+            return self.declined(answer)
         if self.policy is None:
             if not self.template.can_express(calls):
                 return None
@@ -140,6 +147,17 @@ class _Answers:
             return None
         return json.dumps(value, ensure_ascii=False)
 
+    def declined(self, answer: str | None) -> str | None:
+        """A no-call answer in this form, or ``None`` when the form has none."""
+        if self.policy is None:
+            return answer.strip() or None if answer else None
+        if not (self.policy.allow_no_call and self.policy.decision == "inline"):
+            return None
+        value: dict[str, str] = {DECISION_KEY: NO_CALL}
+        if self.policy.answer_field and answer:
+            value["answer"] = answer
+        return json.dumps(value, ensure_ascii=False)
+
 
 class _DemoIndex:
     """One environment's demonstrations, written in one answer form, indexed by BM25."""
@@ -148,13 +166,15 @@ class _DemoIndex:
         self.examples: list[Instance] = []
         self.docs: list[str] = []
         for inst in pool:
-            text = answers.render(list(inst.gold), inst.tools)
+            text = answers.render(list(inst.gold), inst.tools, inst.answer)
             if text is not None:
                 self.examples.append(inst)
                 self.docs.append(demo_doc(inst.query, text))
         from toollab.retrieval import DemoRetriever  # numpy: the [retrieval] extra
 
-        self.retriever = DemoRetriever(self.examples, texts=self.docs) if self.examples else None
+        self.retriever = (
+            DemoRetriever(self.examples, texts=self.docs, declining=True) if self.examples else None
+        )
 
     def top(self, query: str, k: int) -> list[tuple[Instance, str]]:
         """The ``k`` best demonstrations for ``query``, never one with this very goal."""
@@ -180,6 +200,7 @@ class ActionAgent(SingleTurnAgent):
         k_demos: int = 3,
         demo_pool: int = 100,
         split_seed: int | None = None,
+        declines: float = 0.0,
     ) -> None:
         from toollab.retrieval.base import check_k  # numpy: the [retrieval] extra
 
@@ -188,7 +209,12 @@ class ActionAgent(SingleTurnAgent):
             raise UsageError(f"k_demos must be a non-negative integer, got {k_demos!r}")
         if isinstance(demo_pool, bool) or not isinstance(demo_pool, int) or demo_pool < 1:
             raise UsageError(f"demo_pool must be a positive integer, got {demo_pool!r}")
+        if isinstance(declines, bool) or not isinstance(declines, int | float):
+            raise UsageError(f"declines must be a number in [0, 1), got {declines!r}")
+        if not 0.0 <= declines < 1.0:
+            raise UsageError(f"declines must be in [0, 1), got {declines!r}")
         self.k_api, self.k_demos, self.demo_pool = k_api, k_demos, demo_pool
+        self.declines = float(declines)
         self.split_seed = split_seed
         self._demos: dict[tuple[str, int, str], _DemoIndex] = {}
         self._apis: dict[str, Any] = {}
@@ -217,13 +243,19 @@ class ActionAgent(SingleTurnAgent):
         chosen = {id(t) for t in [*hits, *rest][: self.k_api]}
         return [t for t in retriever.tools if id(t) in chosen]
 
+    @property
+    def demo_mix(self) -> tuple[float, float, float]:
+        """The demonstration pool's Call / NoCall / NoSearch shares: Call only as upstream, or
+        ``declines`` of it split evenly between the two declining branches."""
+        return (1.0 - self.declines, self.declines / 2, self.declines / 2)
+
     def demo_index(self, env: str, seed: int, answers: _Answers) -> _DemoIndex:
         """The environment's train-split demonstrations (built once per env, seed and form)."""
         key = (env, seed, answers.key)
         index = self._demos.get(key)
         if index is None:
             try:
-                pool = generate(env, "train", self.demo_pool, seed, (1.0, 0.0, 0.0))
+                pool = generate(env, "train", self.demo_pool, seed, self.demo_mix)
             except UsageError:  # an environment without goal templates: no demonstrations
                 pool = []
             index = _DemoIndex(pool, answers)

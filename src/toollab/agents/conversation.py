@@ -20,7 +20,9 @@ result, in the same user turn, is a repeat (see its docs for what happens instea
 ``conversation`` agent of ``toollab eval --conversations`` run: at most ``max_steps`` model steps,
 each call executed and its result fed back, until the model answers, the repeat guard ends the
 turn, an output cannot be read, the model fails, or the step limit is reached
-(:class:`TurnOutcome`'s ``ended_by`` says which).
+(:class:`TurnOutcome`'s ``ended_by`` says which).  At the step limit, under constrained decoding,
+one more step is decoded with the answer branch of the protocol alone (no call can be written),
+so the turn still ends with an answer that reads the results (:data:`FINAL`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from toollab.models.base import ChatRequest, GenerateOptions, Model, ModelOutput
-from toollab.models.constrain import CALL, DECISION_KEY, NO_CALL
+from toollab.models.constrain import CALL, DECISION_KEY, NO_CALL, no_call_schema
 from toollab.models.policy import CallPolicy, parse_constrained, run_policy
 from toollab.parsing import ParseResult
 from toollab.schema import Tool, ToolCall
@@ -172,9 +174,11 @@ class RepeatGuard:
 ANSWERED = "answer"  #: the model answered without a call
 REPEATED = "repeat"  #: the repeat guard ended it (a second repeated call): its result is the answer
 STEP_LIMIT = "step_limit"  #: ``max_steps`` steps, every one a call: no answer
+#: ``max_steps`` steps, every one a call, then the final step (no call allowed) answered
+FINAL = "final_answer"
 UNPARSED = "unparsed"  #: an output that could not be read
 MODEL_ERROR = "model_error"  #: the backend failed
-ENDINGS = (ANSWERED, REPEATED, STEP_LIMIT, UNPARSED, MODEL_ERROR)
+ENDINGS = (ANSWERED, FINAL, REPEATED, STEP_LIMIT, UNPARSED, MODEL_ERROR)
 
 
 @dataclass
@@ -227,6 +231,9 @@ class TurnRunner:
     #: ``ChatRequest.tag`` of every request (the instance id of an evaluation)
     tag: str | None = None
     guard: RepeatGuard = field(default_factory=RepeatGuard)
+    #: constrained: when every one of ``max_steps`` steps called, one more step whose grammar
+    #: admits only the answer (:data:`FINAL`), so the turn ends with an answer from the results
+    final_answer: bool = True
 
     async def _answer(self, messages: list[Message], first_step: bool) -> TurnStep:
         if self.constrained:
@@ -250,6 +257,17 @@ class TurnRunner:
             alt = parse_constrained(out.text)  # a model trained on the protocol, no grammar
             parsed = parsed if alt.is_error else alt
         return TurnStep(out, parsed, out.text)
+
+    async def _final(self, messages: list[Message]) -> TurnStep:
+        """The step after the step limit: the same prompt, decoded under the no-call branch of
+        the protocol alone (an answer in text, no call)."""
+        schema = no_call_schema(CONVERSATION_POLICY)
+        options = self.options.model_copy(update={"json_schema": schema, "native_tools": False})
+        req = ChatRequest(messages=list(messages), tools=self.tools, options=options, tag=self.tag)
+        out = await self.model.safe_request(req)
+        parsed = parse_constrained(out.text, CONVERSATION_POLICY)
+        content = turn_text(parsed, self.tools)
+        return TurnStep(out, parsed, out.text if content is None else content)
 
     def answer_text(self, text: str) -> str:
         """The history text of an answer given for the model (the repeat guard's)."""
@@ -308,7 +326,19 @@ class TurnRunner:
                 last = step.results[-1]
                 messages.append({"role": "assistant", "content": self.answer_text(last)})
                 return TurnOutcome(steps, REPEATED, answer=last)
-        return TurnOutcome(steps, STEP_LIMIT)
+        if not (self.final_answer and self.constrained):
+            return TurnOutcome(steps, STEP_LIMIT)
+        step = await self._final(messages)
+        steps.append(step)
+        if on_step is not None:
+            on_step(step)
+        if step.output.error:
+            return TurnOutcome(steps, MODEL_ERROR, error=step.output.error)
+        if step.parsed.is_error or step.parsed.calls:
+            return TurnOutcome(steps, STEP_LIMIT)
+        messages.append({"role": "assistant", "content": step.content})
+        reply = step.parsed.text if step.parsed.text is not None else step.output.text
+        return TurnOutcome(steps, FINAL, answer=reply)
 
 
 class TurnRecord(BaseModel):

@@ -28,6 +28,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from toollab.agents.conversation import (
+    FINAL,
     MODEL_ERROR,
     REPEATED,
     STEP_LIMIT,
@@ -157,6 +158,9 @@ class ChatSession:
         if outcome.ended_by == STEP_LIMIT:
             console.print(f"[yellow]stopped after {self.max_steps} rounds of calls[/]")
             return None
+        if outcome.ended_by == FINAL:
+            done = f"{self.max_steps} round{'s' if self.max_steps != 1 else ''} of calls"
+            console.print(f"[yellow]{done}, then an answer with no further call:[/]")
         reply = outcome.answer or ""
         self._show_answer(reply)
         return reply

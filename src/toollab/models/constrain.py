@@ -304,14 +304,21 @@ def build_schema(tools: list[Tool], policy: CallPolicy) -> JsonObject:
         if policy.allow_no_call and policy.decision == "empty":
             lo = 0
         return calls_array_schema(one, min_items=lo, max_items=policy.max_calls)
+    branches = [_obj({DECISION_KEY: {"const": CALL}, **b}) for b in _call_branches(policy, one)]
+    return {"anyOf": [*branches, no_call_schema(policy)]}
+
+
+def no_call_schema(policy: CallPolicy) -> dict[str, Any]:
+    """The no-call branch of an inline decision: ``{"decision": "no_call"}``, with the
+    ``answer`` text when the policy has the field.  Alone, it is the schema of an answer that
+    may not call (a conversation's final step at the step limit)."""
     no_call_props: dict[str, Any] = {DECISION_KEY: {"const": NO_CALL}}
     if policy.answer_field:
         answer: dict[str, Any] = {"type": "string"}
         if policy.max_string_length is not None:
             answer["maxLength"] = policy.max_string_length
         no_call_props["answer"] = answer
-    branches = [_obj({DECISION_KEY: {"const": CALL}, **b}) for b in _call_branches(policy, one)]
-    return {"anyOf": [*branches, _obj(no_call_props)]}
+    return _obj(no_call_props)
 
 
 def decision_schema() -> dict[str, Any]:

@@ -19,13 +19,16 @@ from toollab.schema import Instance, Tool
 
 class DemoRetriever:
     """Solved examples indexed by their query, or by ``texts`` (one per example: SambaNova's
-    action generator indexes each demonstration's whole document, goal and answer)."""
+    action generator indexes each demonstration's whole document, goal and answer).  Examples
+    without gold calls are left out, unless ``declining``: then an example labelled with a
+    decision (NoCall, NoSearch) is a demonstration of declining."""
 
     def __init__(
         self,
         examples: Sequence[Instance],
         method: Literal["bm25", "dense"] = "bm25",
         texts: Sequence[str] | None = None,
+        declining: bool = False,
     ) -> None:
         if texts is not None and len(texts) != len(examples):
             raise UsageError(
@@ -33,7 +36,8 @@ class DemoRetriever:
                 f"{len(examples)} examples"
             )
         docs_of = list(texts) if texts is not None else [e.query for e in examples]
-        kept = [(e, d) for e, d in zip(examples, docs_of, strict=True) if e.gold]
+        pairs = zip(examples, docs_of, strict=True)
+        kept = [(e, d) for e, d in pairs if e.gold or (declining and e.decision is not None)]
         self.examples = [e for e, _ in kept]
         if not self.examples:
             raise InputError(

@@ -27,7 +27,14 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from toollab.agents.conversation import ANSWERED, MODEL_ERROR, REPEATED, STEP_LIMIT, TurnRecord
+from toollab.agents.conversation import (
+    ANSWERED,
+    FINAL,
+    MODEL_ERROR,
+    REPEATED,
+    STEP_LIMIT,
+    TurnRecord,
+)
 from toollab.eval.metrics.registry import MetricResult, scorer
 from toollab.eval.metrics.sample import Aggregate, Figure, Row, SampleScorer, mean_of
 from toollab.schema import Instance
@@ -134,7 +141,7 @@ FIGURES = (
         "answered",
         "user turns that need a call: the model called and then answered in text after the "
         "results (not stopped by the step limit, the repeat guard, an unreadable output or a "
-        "model failure)",
+        "model failure; an answer of the final step at the step limit counts)",
         share("answered", "call_turns"),
     ),
     Figure(
@@ -180,6 +187,13 @@ FIGURES = (
         share("step_limit", "turns"),
     ),
     Figure(
+        "final_step",
+        "final",
+        "user turns that reached the step limit (every step a call) and were answered by the "
+        "final step, whose grammar admits no call",
+        share("final_step", "turns"),
+    ),
+    Figure(
         "guard_ended",
         "guard",
         "user turns the repeat guard ended (a second repeated call: its known result stands in "
@@ -218,7 +232,7 @@ FIGURES = (
 def turn_row(reference: ReferenceTurn, played: TurnRecord | None) -> Row:
     """The counts of one user turn (a turn never played counts as failed)."""
     needs_call = reference.kind in CALL_KINDS
-    answered = played is not None and played.ended_by == ANSWERED
+    answered = played is not None and played.ended_by in (ANSWERED, FINAL)
     row: Row = {
         "turns": 1,
         "call_turns": int(needs_call),
@@ -233,6 +247,7 @@ def turn_row(reference: ReferenceTurn, played: TurnRecord | None) -> Row:
         "repeat_turns": int(played is not None and played.repeats > 0),
         "repeated_calls": played.repeats if played is not None else 0,
         "step_limit": int(played is not None and played.ended_by == STEP_LIMIT),
+        "final_step": int(played is not None and played.ended_by == FINAL),
         "guard_ended": int(played is not None and played.ended_by == REPEATED),
         "unparsed": played.unparsed if played is not None else 0,
         "steps": played.steps if played is not None else 0,
@@ -258,6 +273,7 @@ _SUMMED = (
     "repeat_turns",
     "repeated_calls",
     "step_limit",
+    "final_step",
     "guard_ended",
     "unparsed",
     "steps",
