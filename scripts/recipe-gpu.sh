@@ -6,6 +6,9 @@
 #
 # Here, once (writes the git-ignored build/gpu-a/ and build/gpu-b/):
 #   scripts/recipe-gpu.sh prepare RECIPE.yaml...   # their data, the wheels the machine lacks, the halves
+# A RECIPE.yaml with a `traces:` key is a GLPFT config (`toollab train glpft`, e.g.
+# configs/glpft-lora.yaml): its trace files travel, it trains all four stages, and each stage's
+# adapter is packed (runs/<name>/<stage>/packed). The first SFT recipe is the smoke run's.
 # On the GPU machine, two calls, the second as soon as the first returns:
 #   carry ["build/gpu-a"]   command: bash scripts/recipe-gpu.sh stage
 #       installs the wheels, keeps the first half, and trains a random-weight model of the base's
@@ -31,8 +34,9 @@ prepare() {
   (($#)) || { echo "usage: $0 prepare RECIPE.yaml..." >&2; exit 2; }
   rm -rf "$A" "$B"
   mkdir -p "$A/wheels" "$A/recipes" "$B"
-  cp "$@" "$A/recipes/"
   PYTHONPATH=src "$PY" - "$A" "$@" <<'EOF'
+import os
+import shutil
 import sys
 import tarfile
 from pathlib import Path
@@ -45,7 +49,18 @@ from toollab.train.base import resolve_base
 kit = Path(sys.argv[1])
 files: set[Path] = set()
 for recipe in sys.argv[2:]:
-    for source in yaml.safe_load(Path(recipe).read_text(encoding="utf-8"))["data"]:
+    doc = yaml.safe_load(Path(recipe).read_text(encoding="utf-8"))
+    copy = kit / "recipes" / Path(recipe).name
+    if "traces" in doc:  # a GLPFT config: its paths are relative to its folder
+        traces = [Path(os.path.relpath(Path(recipe).parent / t)) for t in doc["traces"]]
+        if any(t.is_absolute() or t.parts[0] == ".." for t in traces):
+            sys.exit(f"{recipe}: its trace files must lie inside this checkout")
+        files.update(traces)
+        doc["traces"] = [f"../{t}" for t in traces]  # the copy is read from runs/
+        copy.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+        continue
+    shutil.copy(recipe, copy)
+    for source in doc["data"]:
         path = Path(source["path"])
         files.add(path)
         if (path.parent / "README.md").is_file():
@@ -109,7 +124,8 @@ model.save_pretrained(str(keep / "random"))
 AutoTokenizer.from_pretrained(str(keep / "tok")).save_pretrained(str(keep / "random"))
 EOF
   local first out=${OUT:-/tmp}
-  first=$(ls "$KEEP"/recipes/*.yaml | head -n1)
+  first=$(grep -L '^traces:' "$KEEP"/recipes/*.yaml | head -n1)
+  test -n "$first" || { echo "no SFT recipe for the smoke run" >&2; exit 2; }
   sed -e "s#^base: .*#base: $KEEP/random#" -e "s#^output_dir: .*#output_dir: $KEEP/smoke#" \
     -e "s#^max_steps: .*#max_steps: 20#" -e "s#^epochs: .*#epochs: 1#" \
     -e "s#^eval_steps: .*#eval_steps: 0#" -e "s#^save_steps: .*#save_steps: 1000#" \
@@ -120,6 +136,14 @@ EOF
 
 _pack() {  # _pack NAME RUN_DIR STATUS: the adapter (float16), run.json and the log into $OUT/NAME.tgz
   local name=$1 run=$2 status=$3 out=${OUT:-/tmp}
+  _pack_adapter "$run" "$status" || return 1
+  local keep=("$name/packed") f
+  for f in "$name/run.json" "$name.log"; do [[ -e "$(dirname "$run")/$f" ]] && keep+=("$f"); done
+  tar -czf "$out/$name.tgz" -C "$(dirname "$run")" "${keep[@]}"
+}
+
+_pack_adapter() {  # _pack_adapter RUN_DIR STATUS: RUN_DIR/packed, its adapter or newest checkpoint in float16
+  local run=$1 status=$2
   "$PY" - "$run" "$status" <<'EOF'
 import json
 import sys
@@ -142,11 +166,21 @@ tensors = load_file(str(src / "adapter_model.safetensors"))
 save_file({k: v.half().contiguous() for k, v in tensors.items()}, str(dest / "adapter_model.safetensors"))
 (dest / "adapter_config.json").write_text((src / "adapter_config.json").read_text())
 (dest / "status.json").write_text(json.dumps({"status": status, "source": src.name}))
-print(run.name, status, src.name)
+print(run, status, src.name)
 EOF
-  local keep=("$name/packed") f
-  for f in "$name/run.json" "$name.log"; do [[ -e "$(dirname "$run")/$f" ]] && keep+=("$f"); done
-  tar -czf "$out/$name.tgz" -C "$(dirname "$run")" "${keep[@]}"
+}
+
+_pack_glpft() {  # _pack_glpft NAME STATUS: each stage's adapter (float16) and run.json, the log
+  local name=$1 status=$2 out=${OUT:-/tmp} stage keep=()
+  for stage in backbone planner caller summarizer; do
+    [[ -d "runs/$name/$stage" ]] || continue
+    _pack_adapter "runs/$name/$stage" "$status" || { echo "$name/$stage: nothing to pack"; continue; }
+    keep+=("$name/$stage/packed")
+    [[ -f "runs/$name/$stage/run.json" ]] && keep+=("$name/$stage/run.json")
+  done
+  [[ -f "runs/$name/run.json" ]] && keep+=("$name/run.json")
+  keep+=("$name.log")
+  tar -czf "$out/$name.tgz" -C runs "${keep[@]}"
 }
 
 train() {
@@ -163,8 +197,13 @@ train() {
   for r in "$KEEP"/recipes/*.yaml; do
     name=$(basename "$r" .yaml)
     mkdir -p runs
-    sed -e "s#^base: .*#base: $gguf#" -e "s#^output_dir: .*#output_dir: runs/$name#" "$r" >"runs/$name.yaml"
-    _toollab train recipe "runs/$name.yaml" --quiet >"runs/$name.log" 2>&1 &  # $! is the run itself
+    if grep -q '^traces:' "$r"; then  # GLPFT: output_dir is relative to the config's folder
+      sed -e "s#^base: .*#base: $gguf#" -e "s#^output_dir: .*#output_dir: $name#" "$r" >"runs/$name.yaml"
+      _toollab train glpft --config "runs/$name.yaml" --quiet >"runs/$name.log" 2>&1 &
+    else
+      sed -e "s#^base: .*#base: $gguf#" -e "s#^output_dir: .*#output_dir: runs/$name#" "$r" >"runs/$name.yaml"
+      _toollab train recipe "runs/$name.yaml" --quiet >"runs/$name.log" 2>&1 &  # $! is the run itself
+    fi
     pids+=($!)
     names+=("$name")
   done
@@ -180,7 +219,11 @@ train() {
       status="failed (exit $?)"
     fi
     tail -n 5 "runs/${names[$i]}.log"
-    _pack "${names[$i]}" "runs/${names[$i]}" "$status" || echo "${names[$i]}: nothing to pack"
+    if grep -q '^traces:' "runs/${names[$i]}.yaml"; then
+      _pack_glpft "${names[$i]}" "$status"
+    else
+      _pack "${names[$i]}" "runs/${names[$i]}" "$status" || echo "${names[$i]}: nothing to pack"
+    fi
   done
 }
 
