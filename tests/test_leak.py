@@ -312,28 +312,33 @@ def test_every_registered_agent_is_checked_the_action_generator_included() -> No
 
 def test_no_demonstration_is_a_test_instance_or_shares_a_test_goal() -> None:
     """The action generator's demonstrations come from the environment's train split only: none
-    is a test-split instance, none has a test goal, and none calls a test API combination."""
+    is a test-split instance, none has a test goal, and none calls a test API combination; with
+    declining demonstrations (``declines``) none is a query reserved for evaluation."""
+    from toollab.agents.action import ActionAgent
     from toollab.envs.base import env_names
-    from toollab.envs.splits import api_combo, is_test_combo
+    from toollab.envs.splits import api_combo, is_eval_query, is_test_combo
 
-    agent = get_agent("action")
     template = get_template("json")
-    n_shown = 0
-    for env in env_names():
-        test = generate(env, "test", 12, 0)
-        test_ids = {i.id for i in test}
-        test_goals = {i.query.strip() for i in test}
-        pool = {i.id: i for i in generate(env, "train", 100, 0, (1.0, 0.0, 0.0))}
-        for constrained in (False, True):
-            for inst in test:
-                ask = agent.ask(inst, template, AgentOptions(constrained=constrained))
-                shown = ask.metadata["demonstrations"]
-                assert isinstance(shown, list), (env, inst.id)
-                n_shown += len(shown)
-                for demo_id in shown:
-                    assert demo_id not in test_ids and str(demo_id) in pool, (env, demo_id)
-                    demo = pool[str(demo_id)]
-                    assert demo.split == "train" and demo.query.strip() not in test_goals
-                    assert not is_test_combo(env, api_combo(demo.gold), 0), demo_id
-                    assert demo.query in str(ask.messages[-1]["content"])
-    assert n_shown > 0
+    n_shown = n_declining = 0
+    for agent in (get_agent("action"), ActionAgent(declines=0.4)):
+        assert isinstance(agent, ActionAgent)
+        for env in env_names():
+            test = generate(env, "test", 12, 0)
+            test_ids = {i.id for i in test}
+            test_goals = {i.query.strip() for i in test}
+            pool = {i.id: i for i in generate(env, "train", 100, 0, agent.demo_mix)}
+            for constrained in (False, True):
+                for inst in test:
+                    ask = agent.ask(inst, template, AgentOptions(constrained=constrained))
+                    shown = ask.metadata["demonstrations"]
+                    assert isinstance(shown, list), (env, inst.id)
+                    n_shown += len(shown)
+                    for demo_id in shown:
+                        assert demo_id not in test_ids and str(demo_id) in pool, (env, demo_id)
+                        demo = pool[str(demo_id)]
+                        assert demo.split == "train" and demo.query.strip() not in test_goals
+                        assert not is_test_combo(env, api_combo(demo.gold), 0), demo_id
+                        assert not is_eval_query(demo.query), demo_id
+                        assert demo.query in str(ask.messages[-1]["content"])
+                        n_declining += not demo.gold
+    assert n_shown > 0 and n_declining > 0
