@@ -109,6 +109,21 @@ def test_results_are_real_answers_carry_them_and_no_call_repeats() -> None:
                     assert last["answer"] == answer_from(made, results)
 
 
+def test_follow_ups_in_a_changed_tabletop_scene_are_drawn_again_not_a_crash() -> None:
+    """A Tabletop follow-up drawn after a turn that stacked blocks: a goal whose programs cannot
+    run there (a block under another) is drawn again; every kept turn runs in the world."""
+    env = get_env("tabletop")
+    convs = build_conversations(EpisodeConfig("tabletop", 120, seed=5))
+    follow_ups = [t for c in convs for t in c.turns if t.kind == FOLLOW_UP]
+    assert len(convs) == 120 and follow_ups
+    for conv in convs:
+        env.reset(conv.seed)
+        for turn in conv.turns:
+            for step in turn.steps:
+                if step.call is not None:
+                    assert step.result == observation_text(env.execute(step.call))
+
+
 def test_the_answer_says_the_observed_values() -> None:
     from toollab.schema import ToolCall
 

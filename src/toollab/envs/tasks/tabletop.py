@@ -23,7 +23,7 @@ import random
 from collections.abc import Sequence
 from typing import Literal
 
-from toollab.envs.base import Environment
+from toollab.envs.base import EnvError, Environment
 from toollab.envs.tabletop import GOAL_KEY, TabletopEnv
 from toollab.envs.tabletop_program import run_policy
 from toollab.envs.tabletop_scene import (
@@ -71,21 +71,33 @@ def _goal(
     code_first: bool = False,
 ) -> Goal:
     """The goal: ``conditions`` plus every block outside ``moved`` unmoved; the gold program
-    (``plain`` or the ``code`` policy) and the other as an alternative.  Both are checked to
-    meet the goal here; a goal the scene already meets is no goal."""
+    (``plain`` or the ``code`` policy) and the other as an alternative.  Both are run here and
+    must meet the goal; a goal the scene already meets is no goal.  A :class:`TemplateError`
+    (draw another) when either cannot run in this scene or misses the goal there: the scene a
+    conversation's earlier turns left (blocks stacked, a block in a bowl) is not always one the
+    template's programs expect; ``tests/test_env_tabletop.py`` checks that fresh scenes give
+    goals."""
     kept: list[Condition] = [
         Unmoved(obj=t.name, pos=t.pos, on=t.on) for t in scene.blocks() if t.name not in moved
     ]
     goal = TabletopGoal(conditions=[*conditions, *kept])
     if all(goal.met(scene)):
         raise TemplateError("the scene already meets the goal")
+    # a world an earlier turn of a conversation left (blocks stacked) may not let them run:
+    # then the goal is not drawn here
     after = scene.copy()
-    for c in plain:
-        after.put(str(c.arguments["obj"]), c.arguments["target"])
-    coded = Scene.from_json(run_policy(code, scene.to_json())["scene"])
+    try:
+        for c in plain:
+            after.put(str(c.arguments["obj"]), c.arguments["target"])
+    except EnvError as exc:
+        raise TemplateError(f"the plain program cannot run in this scene: {exc}") from exc
+    outcome = run_policy(code, scene.to_json())
+    if outcome["error"]:
+        raise TemplateError(f"the policy cannot run in this scene: {outcome['error']}")
+    coded = Scene.from_json(outcome["scene"])
     for name, final in (("plain program", after), ("policy", coded)):
-        if goal.unmet(final):
-            raise RuntimeError(f"tabletop: the {name} of {query!r} misses {goal.unmet(final)}")
+        if goal.unmet(final):  # a scene the template's programs do not expect (a stacked one)
+            raise TemplateError(f"the {name} of {query!r} misses {goal.unmet(final)} here")
     programs = [plain, [call("run_program", code=code)]]
     if code_first:
         programs.reverse()
