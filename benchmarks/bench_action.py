@@ -31,11 +31,10 @@ from typing import Any
 
 from toollab.agents import Agent, AgentOptions, get_agent
 from toollab.agents.action import ActionAgent
-from toollab.data import Dataset
 from toollab.envs.base import env_names
 from toollab.envs.generate import generate
-from toollab.eval.bench import DEFAULT_MAX_TOKENS, MAX_TOKENS, summary_of
-from toollab.eval.task import Task, evaluate
+from toollab.eval.bench import bench_tasks, summary_of
+from toollab.eval.task import evaluate
 from toollab.schema import Instance
 from toollab.templates.base import get_template
 
@@ -84,28 +83,14 @@ def make_agent(setting: str) -> tuple[Agent, str]:
     return agent, label
 
 
-def success(
-    splits: dict[str, list[Instance]],
-    settings: list[str],
-    models: list[str],
-    out: Path,
-) -> dict[str, Any]:
+def success(n: int, settings: list[str], models: list[str], out: Path) -> dict[str, Any]:
+    """The bench's own tasks (token budgets, retrieved tools) over the validation splits."""
     figures: dict[str, Any] = {}
     for model in models:
         for setting in settings:
             t0 = time.perf_counter()
-            tasks = []
-            for env, insts in splits.items():
-                agent, label = make_agent(setting)
-                tasks.append(
-                    Task(
-                        dataset=Dataset(name=env, format="toollab", instances=insts),
-                        agent=agent,
-                        environment=env,
-                        name=env,
-                        max_tokens=MAX_TOKENS.get(env, DEFAULT_MAX_TOKENS),
-                    )
-                )
+            agent, label = make_agent(setting)
+            tasks = bench_tasks(env_names(), limit=n, seed=0, agent=agent, split="validation")
             name = f"{model} {label}"
             slug = f"{model.replace(':', '-')}-" + setting.replace(":", "-")
             log = evaluate(tasks, model, log_dir=out / slug, seed=0)
@@ -141,7 +126,7 @@ def main() -> None:
     if "success" in args.parts:
         models = args.model or ["bundled:smollm2-135m-tools"]
         settings = [x.strip() for x in args.settings.split(",") if x.strip()]
-        result["success"] = success(splits, settings, models, args.out)
+        result["success"] = success(args.n, settings, models, args.out)
     print(json.dumps(result, indent=2))
 
 

@@ -189,13 +189,15 @@ def bench_tasks(
     agent: str | Agent | None = None,
     template: str | None = None,
     max_tokens: int | None = None,
+    split: str = "test",
 ) -> list[Task]:
-    """One task per environment: its generated test split, executed in that environment
-    (an environment with :attr:`~toollab.envs.base.Environment.retrieved_tools` offers each
-    request the top-k tools BM25 retrieves for it)."""
+    """One task per environment: its generated test split (``split``: ``validation`` to choose
+    between settings), executed in that environment (an environment with
+    :attr:`~toollab.envs.base.Environment.retrieved_tools` offers each request the top-k tools
+    BM25 retrieves for it)."""
     tasks = []
     for name in names:
-        insts = generate(name, "test", limit, seed)
+        insts = generate(name, split, limit, seed)
         k = env_class(name).retrieved_tools
         tasks.append(
             Task(
