@@ -121,6 +121,25 @@ def test_carries_is_deterministic_and_strict() -> None:
     assert carries("-3.5", "a change of -3.5 %")
 
 
+def test_the_spreadsheet_offers_its_retrieved_tools_from_the_user_messages_only() -> None:
+    """62 tools do not fit the context: as in the bench, the top 8 BM25 hits are offered, ranked
+    by the user messages (model-visible), never by the answer key."""
+    from toollab.envs.base import env_class
+    from toollab.eval.conversations import offer_tools
+
+    sheet = env_class("spreadsheet")()
+    every = [sheet.tool(n) for n in sheet.tool_names]
+    k = env_class("spreadsheet").retrieved_tools
+    assert k is not None and len(every) > k
+    for inst in episodes("spreadsheet", "test", 2):
+        assert len(inst.tools) == k
+        with_key = offer_tools("spreadsheet", inst.model_copy(update={"tools": every}))
+        blind = inst.model_copy(update={"tools": every, "gold": [], "metadata": {}})
+        assert with_key.tools == offer_tools("spreadsheet", blind).tools == inst.tools
+    finance = _episodes("finance")[0]
+    assert offer_tools("finance", finance) is finance  # no retrieval there: every tool
+
+
 # -- scripted models -------------------------------------------------------------------------------
 def test_a_model_that_follows_and_answers_with_the_results_scores_full(tmp_path: Path) -> None:
     insts = all_episodes()

@@ -109,7 +109,24 @@ def episodes(
             f"{MAX_FOLLOWUPS} follow-up turns, not {n} with {followups}"
         )
     cfg = EpisodeConfig(env, n, seed=seed, split=split, followups=followups)
-    return [episode_instance(c, split) for c in build_conversations(cfg)]
+    return [offer_tools(env, episode_instance(c, split)) for c in build_conversations(cfg)]
+
+
+def offer_tools(env: str, episode: Instance) -> Instance:
+    """An environment that offers retrieved tools in ``toollab bench``
+    (:attr:`~toollab.envs.base.Environment.retrieved_tools`, the spreadsheet's 62) offers the
+    whole conversation the top k that BM25 ranks for its user messages (what the model reads,
+    never the answer key), in the pool's order; the others keep every tool."""
+    k = env_class(env).retrieved_tools
+    if k is None or len(episode.tools) <= k:
+        return episode
+    from toollab.retrieval import get_retriever  # numpy: the [retrieval] extra
+
+    retriever = get_retriever("bm25")
+    retriever.index(list(episode.tools))
+    text = "\n".join(str(m.get("content", "")) for m in episode.messages)
+    hits = {h.tool.name for h in retriever.retrieve(text, k)}
+    return episode.model_copy(update={"tools": [t for t in episode.tools if t.name in hits]})
 
 
 def conversation_dataset(
