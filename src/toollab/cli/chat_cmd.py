@@ -247,7 +247,9 @@ def register(app: typer.Typer) -> None:
         ),
         max_tokens: int = typer.Option(256, "--max-tokens", help="Tokens per model turn."),
         max_steps: int = typer.Option(
-            4, "--max-steps", help="Rounds of calls per message before giving up."
+            4,
+            "--max-steps",
+            help="Rounds of calls per message; then, constrained, one answer with no call allowed.",
         ),
         temperature: float = typer.Option(0.0, "--temperature", help="0 = greedy."),
         seed: int = typer.Option(0, "--seed", help="Sampling seed."),
