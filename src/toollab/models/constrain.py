@@ -308,7 +308,7 @@ def build_schema(tools: list[Tool], policy: CallPolicy) -> JsonObject:
     return {"anyOf": [*branches, no_call_schema(policy)]}
 
 
-def no_call_schema(policy: CallPolicy) -> dict[str, Any]:
+def no_call_schema(policy: CallPolicy) -> JsonObject:
     """The no-call branch of an inline decision: ``{"decision": "no_call"}``, with the
     ``answer`` text when the policy has the field.  Alone, it is the schema of an answer that
     may not call (a conversation's final step at the step limit)."""
