@@ -125,7 +125,7 @@ def test_the_spreadsheet_offers_its_retrieved_tools_from_the_user_messages_only(
     """62 tools do not fit the context: as in the bench, the top 8 BM25 hits are offered, ranked
     by the user messages (model-visible), never by the answer key."""
     from toollab.envs.base import env_class
-    from toollab.eval.conversations import offer_tools
+    from toollab.eval.conversations import with_retrieved_tools
 
     sheet = env_class("spreadsheet")()
     every = [sheet.tool(n) for n in sheet.tool_names]
@@ -133,11 +133,12 @@ def test_the_spreadsheet_offers_its_retrieved_tools_from_the_user_messages_only(
     assert k is not None and len(every) > k
     for inst in episodes("spreadsheet", "test", 2):
         assert len(inst.tools) == k
-        with_key = offer_tools("spreadsheet", inst.model_copy(update={"tools": every}))
+        [with_key] = with_retrieved_tools("spreadsheet", [inst.model_copy(update={"tools": every})])
         blind = inst.model_copy(update={"tools": every, "gold": [], "metadata": {}})
-        assert with_key.tools == offer_tools("spreadsheet", blind).tools == inst.tools
+        [without] = with_retrieved_tools("spreadsheet", [blind])
+        assert with_key.tools == without.tools == inst.tools
     finance = _episodes("finance")[0]
-    assert offer_tools("finance", finance) is finance  # no retrieval there: every tool
+    assert with_retrieved_tools("finance", [finance])[0] is finance  # no retrieval: every tool
 
 
 # -- scripted models -------------------------------------------------------------------------------

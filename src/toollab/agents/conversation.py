@@ -231,9 +231,6 @@ class TurnRunner:
     #: ``ChatRequest.tag`` of every request (the instance id of an evaluation)
     tag: str | None = None
     guard: RepeatGuard = field(default_factory=RepeatGuard)
-    #: constrained: when every one of ``max_steps`` steps called, one more step whose grammar
-    #: admits only the answer (:data:`FINAL`), so the turn ends with an answer from the results
-    final_answer: bool = True
 
     async def _answer(self, messages: list[Message], first_step: bool) -> TurnStep:
         if self.constrained:
@@ -326,7 +323,7 @@ class TurnRunner:
                 last = step.results[-1]
                 messages.append({"role": "assistant", "content": self.answer_text(last)})
                 return TurnOutcome(steps, REPEATED, answer=last)
-        if not (self.final_answer and self.constrained):
+        if not self.constrained:  # no grammar can forbid a call: the turn stops here
             return TurnOutcome(steps, STEP_LIMIT)
         step = await self._final(messages)
         steps.append(step)

@@ -83,8 +83,6 @@ def _goal(
     goal = TabletopGoal(conditions=[*conditions, *kept])
     if all(goal.met(scene)):
         raise TemplateError("the scene already meets the goal")
-    # a world an earlier turn of a conversation left (blocks stacked) may not let them run:
-    # then the goal is not drawn here
     after = scene.copy()
     try:
         for c in plain:
@@ -96,7 +94,7 @@ def _goal(
         raise TemplateError(f"the policy cannot run in this scene: {outcome['error']}")
     coded = Scene.from_json(outcome["scene"])
     for name, final in (("plain program", after), ("policy", coded)):
-        if goal.unmet(final):  # a scene the template's programs do not expect (a stacked one)
+        if goal.unmet(final):
             raise TemplateError(f"the {name} of {query!r} misses {goal.unmet(final)} here")
     programs = [plain, [call("run_program", code=code)]]
     if code_first:
