@@ -81,3 +81,33 @@ toollab data sft --out "$OUT/deer-seen-loop/examples.jsonl" \
 
 RECIPE=$(python -c "from toollab.train.recipes import recipe_path; print(recipe_path('smollm2-135m-tools'))")
 python -m toollab.sft.mix "$RECIPE" "$OUT/loop-MIX.md" "$(dirname "$0")/../docs/recipe-loop.md"
+
+# -- the unfamiliar-tools fix: benchmarks/recipes/loop-fix.yaml, a candidate (docs/recipe-loop.md,
+# "The unfamiliar-tools fix") ---------------------------------------------------------------------
+
+# Seal-Tools dev split by tools: 5 % of the tools its gold calls use held out; the instances that
+# call one (validation.jsonl) are for choosing between recipes with tools never trained on.
+toollab data holdout "$D/seal-tools/dev.jsonl" --format seal-tools --share 0.05 --seed 0 \
+  --out "$OUT/seal-dev-holdout"
+
+# Every branch of 250 train instances per environment and their hard no-call copies, as
+# loop-envs-single, but half of the Call instances offered only their gold tool and 0-4 others,
+# and 40 % masked.
+# shellcheck disable=SC2046
+toollab data sft --out "$OUT/fix-envs-single/examples.jsonl" \
+  $(for e in $ENVS; do echo --source "env:$e,n=250"; done) --hard-nocall 1.0 --reduce 0.5 \
+  --mask 0.4 --guard-root "$D" --seed 7
+
+# The multi-call programs of loop-envs-multi, half of them with reduced tool sets, 40 % masked.
+# shellcheck disable=SC2046
+toollab data sft --out "$OUT/fix-envs-multi/examples.jsonl" \
+  $(for e in $ENVS; do echo --source "env:$e,n=900,calls=2-5"; done) --reduce 0.5 --mask 0.4 \
+  --guard-root "$D" --seed 6
+
+# Seal-Tools dev without its held-out tools, composed as loop-seal-dev, 40 % masked.
+toollab data sft --out "$OUT/fix-seal-dev/examples.jsonl" \
+  --source "toollab:$OUT/seal-dev-holdout/train.jsonl" --compose 0.3 --compose-max 3 --mask 0.4 \
+  --guard-root "$D" --seed 8
+
+python -m toollab.sft.mix "$(dirname "$0")/../benchmarks/recipes/loop-fix.yaml" "$OUT/loop-fix-MIX.md" \
+  "$(dirname "$0")/../docs/recipe-loop.md"

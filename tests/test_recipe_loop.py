@@ -38,6 +38,20 @@ def test_the_script_writes_every_file_of_the_loop_recipe_guarded() -> None:
     assert (REPO / "docs" / "recipe-loop.md").is_file()
 
 
+def test_the_fix_candidate_trains_on_script_files_and_never_on_its_held_out_tools() -> None:
+    script = (REPO / "scripts" / "recipe-data.sh").read_text()
+    fix = REPO / "benchmarks" / "recipes" / "loop-fix.yaml"
+    cfg = TrainConfig.load(fix, paths_from=Path("/r"))
+    weights = {Path(s.path).parent.name: s.weight for s in cfg.data}
+    for name in weights:
+        assert f'"$OUT/{name}/examples.jsonl"' in script, name
+    assert weights["deer-seen-loop"] == 1.0 and "fix-seal-dev" in weights
+    # the Seal-Tools file is made from the holdout's train part; its validation part only chooses
+    assert '--source "toollab:$OUT/seal-dev-holdout/train.jsonl"' in script
+    assert "seal-dev-holdout/validation" not in script
+    assert script.count("--reduce 0.5") == 2 and str(fix.relative_to(REPO)) in script
+
+
 def _rec(decision: str, n_calls: int, augmented: list[str], pack: str = "") -> str:
     meta = {"decision": [decision], "n_calls": [n_calls], "augmented": augmented, "pack": pack}
     return json.dumps({"text": "x", "spans": [[0, 1]], "meta": meta})

@@ -168,3 +168,43 @@ def test_augmented_export_passes_every_check(tmp_path: Path, shared_data: Path) 
     assert (
         "Active: distractors (k=5, random), nocall (0.3), mask (0.3), vary (0.3), compose" in card
     )
+
+
+@pytest.fixture(scope="module")
+def weather() -> list[Instance]:
+    return load_source(parse_source("env:weather,n=60"))
+
+
+def test_reduce_offers_the_gold_tools_and_a_few_of_the_others(weather: list[Instance]) -> None:
+    out, rep = run(weather, reduce=1.0, seed=3)
+    assert len(out) == len(weather)
+    extras: Counter[int] = Counter()
+    for before, after in zip(weather, out, strict=True):
+        names = {t.name for t in after.tools}
+        gold = {c.name for c in before.gold}
+        if before.decision is not Decision.CALL or len(before.tools) == len(gold):
+            assert after is before  # NoCall, NoSearch and gold-only offers are left alone
+            continue
+        if after is before:  # every other tool drawn: nothing to reduce
+            continue
+        assert "reduce" in after.metadata["augmented"]
+        assert gold <= names <= {t.name for t in before.tools}
+        extras[len(names - gold)] += 1
+        assert all({c.name for c in alt} <= names for alt in after.alternatives)
+        assert after.gold == before.gold and after.query == before.query
+    assert rep.applied["reduce"] == sum(extras.values()) > 20
+    assert set(extras) <= {0, 1, 2, 3, 4} and extras[0] and len(extras) >= 4
+    again, _ = run(weather, reduce=1.0, seed=3)
+    assert [[t.name for t in i.tools] for i in again] == [[t.name for t in i.tools] for i in out]
+    _, rep_half = run(weather, reduce=0.5, seed=3)
+    assert 0 < rep_half.applied["reduce"] < rep.applied["reduce"]
+    assert run(weather, reduce=0.0)[0] == weather
+
+
+def test_reduce_rejects_a_share_out_of_range() -> None:
+    from toollab.errors import UsageError
+
+    with pytest.raises(UsageError, match="--reduce is a share"):
+        AugmentConfig(reduce=1.5)
+    with pytest.raises(UsageError, match="--reduce-extra"):
+        AugmentConfig(reduce=0.5, reduce_extra=-1)

@@ -166,6 +166,40 @@ def inspect_cmd(
         print_examples(ds, show)
 
 
+@data_app.command("holdout")
+@handle_errors
+def holdout_cmd(
+    path: Path = typer.Argument(..., help="Dataset folder or file in its upstream layout.", show_default=False),
+    fmt: str = typer.Option(..., "--format", "-f", help="Dataset format (toollab data formats).", show_default=False),
+    option: list[str] = typer.Option([], "--option", "-o", help="Adapter option KEY=VALUE, repeatable."),
+    share: float = typer.Option(0.15, "--share", help="Share of the called tools held out."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the draw of tools."),
+    out: Path = typer.Option(..., "--out", help="Folder for train.jsonl, validation.jsonl, held-out-tools.txt."),
+    json_out: bool = JsonOpt,
+) -> None:  # fmt: skip
+    """Split a dataset by tools: a seeded share of the tools its gold calls use held out.
+
+    validation.jsonl holds every instance that calls a held-out tool; train.jsonl every instance
+    that neither calls nor offers one; instances that only offer one are left out and counted.
+    Both files are in toollab's format (--format toollab), scored as the source was. Use it to
+    train on a dataset and still choose with tools the model never saw."""
+    from toollab.data.holdout import hold_out_tools, write_holdout
+
+    ds = load_from_cli(path, fmt, None, option)
+    split = hold_out_tools(ds.instances, share, seed)
+    paths = write_holdout(split, ds, out)
+    figures = {**split.summary(), "files": {k: str(v) for k, v in paths.items()}}
+    if json_out:
+        emit_json(figures)
+        return
+    console.print(
+        f"held out {len(split.held_out_tools)} of the tools called: "
+        f"{len(split.validation)} validation instances ({escape(str(paths['validation']))}), "
+        f"{len(split.train)} train instances ({escape(str(paths['train']))}), "
+        f"{len(split.left_out)} left out (they offer a held-out tool without calling it)"
+    )
+
+
 @data_app.command("formats")
 @handle_errors
 def formats_cmd(json_out: bool = JsonOpt) -> None:

@@ -9,6 +9,9 @@
 * :func:`~toollab.sft.negatives.hard_no_call_copies` — for a share of single-call environment
   instances, a copy offering the gold tool's nearest neighbours among the tools that cannot
   serve the request (Hammer-style irrelevance).
+* :func:`reduce_tools` — for a share of Call instances, only the gold calls' tools and 0 to
+  ``reduce_extra`` others of the same offer, so that a short list of tools is no cue for
+  declining (the hard no-call copies offer 3 to 5 tools).
 * :func:`mask_names` — Hammer's function and parameter name masking: random names for every
   offered tool and its top-level parameters, the gold calls renamed consistently, descriptions
   kept, so the model must read them.
@@ -54,6 +57,10 @@ class AugmentConfig:
     #: share of single-call instances that also give a hard NoCall copy: the gold tool's
     #: nearest neighbours offered instead of it (:mod:`toollab.sft.negatives`)
     hard_nocall: float = 0.0
+    #: share of Call instances offered only their gold tools and a few others
+    reduce: float = 0.0
+    #: at most this many tools beside the gold ones in a reduced offer (drawn from 0 to it)
+    reduce_extra: int = 4
     #: share of instances whose tool and parameter names are masked
     mask: float = 0.0
     #: share of instances given argument-order and value-format variety
@@ -65,13 +72,15 @@ class AugmentConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for key in ("nocall", "hard_nocall", "mask", "vary", "compose"):
+        for key in ("nocall", "hard_nocall", "reduce", "mask", "vary", "compose"):
             value = getattr(self, key)
             if not 0.0 <= value <= 1.0:
                 flag = key.replace("_", "-")
                 raise UsageError(f"--{flag} is a share between 0 and 1, got {value}")
         if self.distractors < 0:
             raise UsageError(f"--distractors must be >= 0, got {self.distractors}")
+        if self.reduce_extra < 0:
+            raise UsageError(f"--reduce-extra must be >= 0, got {self.reduce_extra}")
         if self.compose_max < 2:
             raise UsageError(f"--compose-max must be at least 2, got {self.compose_max}")
         if self.distractor_mode not in SAMPLING_MODES:
@@ -90,6 +99,8 @@ class AugmentConfig:
             out.append(
                 f"hard nocall ({self.hard_nocall:g}, nearest tools below {MAX_SIMILARITY:g})"
             )
+        if self.reduce:
+            out.append(f"reduce ({self.reduce:g}, gold tools + 0-{self.reduce_extra})")
         if self.mask:
             out.append(f"mask ({self.mask:g})")
         if self.vary:
@@ -235,6 +246,39 @@ def no_call_copies(
         )
         rep.applied["nocall"] += 1
         out.append(_tagged(copy, "nocall"))
+    return out
+
+
+# -- reduced tool sets ---------------------------------------------------------------------------
+def reduce_tools(
+    instances: list[Instance], cfg: AugmentConfig, rep: AugmentReport
+) -> list[Instance]:
+    """A seeded share of the Call instances that offer more tools than their gold calls use,
+    offered only the gold calls' tools and 0 to ``reduce_extra`` others of their own offer
+    (uniformly many, drawn at random), in a shuffled order.  An alternative program that needs a
+    tool no longer offered is dropped with it.  The instance is replaced, not copied: the share
+    moves examples from long tool lists to short ones."""
+    if not cfg.reduce:
+        return instances
+    rng = _rng(cfg, "reduce")
+    out: list[Instance] = []
+    for inst in instances:
+        gold = {c.name for c in inst.gold}
+        others = [t for t in inst.tools if t.name not in gold]
+        if inst.decision != Decision.CALL or not gold or not others or rng.random() >= cfg.reduce:
+            out.append(inst)
+            continue
+        keep = gold | {
+            t.name for t in rng.sample(others, rng.randint(0, min(cfg.reduce_extra, len(others))))
+        }
+        tools = [t for t in inst.tools if t.name in keep]
+        if len(tools) == len(inst.tools):
+            out.append(inst)
+            continue
+        rng.shuffle(tools)
+        alternatives = [a for a in inst.alternatives if all(c.name in keep for c in a)]
+        rep.applied["reduce"] += 1
+        out.append(_tagged(inst, "reduce", tools=tools, alternatives=alternatives))
     return out
 
 
@@ -452,7 +496,7 @@ def augment(
     pool_from: Sequence[Instance] | None = None,
 ) -> tuple[list[Instance], AugmentReport]:
     """Every active augmentation, in a fixed order: compose, nocall, hard nocall, distractors,
-    vary, mask.
+    reduce, vary, mask.
 
     Distractors and NoCall replacements are drawn from the tools of ``pool_from`` (default: the
     instances themselves), per source, held-out tools left out."""
@@ -462,6 +506,7 @@ def augment(
     out = no_call_copies(out, pools, cfg, rep)
     out = hard_no_call_copies(out, cfg.hard_nocall, cfg.seed, rep.applied, rep.skipped)
     out = add_distractors(out, pools, cfg, rep)
+    out = reduce_tools(out, cfg, rep)
     out = vary_format(out, cfg, rep)
     out = mask_names(out, cfg, rep)
     return out, rep

@@ -50,6 +50,8 @@ class SFTOptions(BaseModel):
     distractor_mode: Literal["random", "intra", "inter", "mix"] = "random"
     nocall: Share = 0.0
     hard_nocall: Share = 0.0
+    reduce: Share = 0.0
+    reduce_extra: Annotated[int, Field(ge=0, le=10_000)] = 4
     mask: Share = 0.0
     vary: Share = 0.0
     compose: Share = 0.0
