@@ -45,6 +45,19 @@ def test_the_parts_never_share_a_held_out_tool(shared_data: Path) -> None:
     assert hold_out_tools(ds.instances, 0.05, seed=1).held_out_tools != split.held_out_tools
 
 
+def test_toollab_files_run_with_the_defaults_of_the_one_source_they_came_from() -> None:
+    from toollab.data import get_adapter
+
+    native = get_adapter("toollab")
+    seal = [_inst(i, ["a"], ["a"]).model_copy(update={"source": "seal-tools"}) for i in range(2)]
+    assert native.defaults_for(seal).default_template == "seal"
+    deer = seal[0].model_copy(update={"source": "deer", "id": "d"})
+    assert native.defaults_for([*seal, deer]) is native  # mixed sources: toollab's own
+    generated = seal[0].model_copy(update={"source": "env:weather"})
+    assert native.defaults_for([generated]) is native
+    assert get_adapter("seal-tools").defaults_for(seal) is get_adapter("seal-tools")
+
+
 def test_bad_shares_and_too_few_tools_are_usage_errors() -> None:
     insts = [_inst(0, ["a"], ["a", "b"]), _inst(1, ["b"], ["b"])]
     for share in (0.0, 1.0, -0.1, float("nan")):
@@ -87,14 +100,15 @@ def test_cli_writes_parts_that_read_back_and_score_as_the_source(
     source = {i.id: i for i in load_dataset(dev, "seal-tools")}
     first = validation.instances[0]
     assert first.gold == source[first.id].gold and first.metadata["calling"]
-    # the held-out part is scored by Seal-Tools' own scorer (with its template)
+    # read back, the held-out part runs as Seal-Tools does: its template, its scorer
     run = tmp_path / "run"
     r = runner.invoke(
         app,
-        ["eval", "--data", str(out / "validation.jsonl"), "-f", "toollab", "-t", "seal",
+        ["eval", "--data", str(out / "validation.jsonl"), "-f", "toollab",
          "-m", "oracle", "-n", "4", "--out", str(run), "--json"],
     )  # fmt: skip
     assert r.exit_code == 0, r.stderr
+    assert json.loads((run / "run.json").read_text())["template"] == "seal"
     assert json.loads((run / "results.json").read_text())["metrics"]["seal_tools"]["tool_f1"] == 1.0
     bad = runner.invoke(
         app, ["data", "holdout", str(dev), "-f", "seal-tools", "--share", "1.5", "--out", str(out)]

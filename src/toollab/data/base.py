@@ -218,6 +218,12 @@ class Adapter:
         if not callable(getattr(cls, "load", None)):
             raise TypeError(f"adapter {cls.__name__} must define load(path, **options)")
 
+    def defaults_for(self, instances: Iterable[Instance]) -> Adapter:
+        """The adapter whose defaults (template, agent, tool server) a run over ``instances`` of
+        this format uses: this one.  toollab's own format answers with the adapter its
+        instances came from, so a file it wrote is run as its benchmark is."""
+        return self
+
     def offered(self, instance: Instance, tools: list[Tool]) -> Instance:
         """The instance as a retriever offers it ``tools`` (:func:`offer_tools`: the answer key
         stays).  A benchmark whose right decision depends on what is offered (DEER: no proper

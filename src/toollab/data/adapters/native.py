@@ -6,12 +6,20 @@ part of toollab can read them back with ``--format toollab``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import cast
 
 from pydantic import ValidationError
 
-from toollab.data.base import Adapter, Dataset, register_adapter, tool_pool
+from toollab.data.base import (
+    Adapter,
+    Dataset,
+    available_formats,
+    get_adapter,
+    register_adapter,
+    tool_pool,
+)
 from toollab.data.jsonl import iter_jsonl
 from toollab.errors import InputError
 from toollab.schema import GoldCall, Instance, ToolCall, link_calls
@@ -38,6 +46,17 @@ class NativeAdapter(Adapter):
     name = "toollab"
     aliases = ("native", "instances")
     description = "toollab instances, one JSON object per line (Dataset.write_jsonl)"
+
+    def defaults_for(self, instances: Iterable[Instance]) -> Adapter:
+        """The adapter of the instances' one ``source`` where it names a format (a Seal-Tools
+        file written back by ``toollab data holdout`` runs with Seal-Tools' template, whose
+        output its scorer reads); else this one (mixed or generated instances)."""
+        sources = {i.source for i in instances}
+        if len(sources) == 1:
+            (source,) = sources
+            if source and source != self.name and source in available_formats():
+                return get_adapter(source)
+        return self
 
     def load(self, path: Path) -> Dataset:
         """``path``: a ``.jsonl`` file, or a folder whose ``*.jsonl`` files are read in order."""
