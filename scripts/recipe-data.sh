@@ -109,5 +109,11 @@ toollab data sft --out "$OUT/fix-seal-dev/examples.jsonl" \
   --source "toollab:$OUT/seal-dev-holdout/train.jsonl" --compose 0.3 --compose-max 3 --mask 0.4 \
   --guard-root "$D" --seed 8
 
+# The control (benchmarks/recipes/loop-e1-holdout.yaml): loop-seal-dev's settings on the same
+# train part, so that the candidate and its control both never saw the held-out tools.
+toollab data sft --out "$OUT/ctl-seal-dev/examples.jsonl" \
+  --source "toollab:$OUT/seal-dev-holdout/train.jsonl" --compose 0.3 --compose-max 3 --mask 0.2 \
+  --guard-root "$D" --seed 8
+
 python -m toollab.sft.mix "$(dirname "$0")/../benchmarks/recipes/loop-fix.yaml" "$OUT/loop-fix-MIX.md" \
   "$(dirname "$0")/../docs/recipe-loop.md"

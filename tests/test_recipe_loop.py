@@ -50,6 +50,19 @@ def test_the_fix_candidate_trains_on_script_files_and_never_on_its_held_out_tool
     assert '--source "toollab:$OUT/seal-dev-holdout/train.jsonl"' in script
     assert "seal-dev-holdout/validation" not in script
     assert script.count("--reduce 0.5") == 2 and str(fix.relative_to(REPO)) in script
+    # the control is loop-e1 but for the Seal-Tools file, made from the same train part
+    control = TrainConfig.load(fix.with_name("loop-e1-holdout.yaml"), paths_from=Path("/r"))
+    shipped = TrainConfig.load(fix.with_name("loop-e1.yaml"), paths_from=Path("/r"))
+    renamed = {"loop-seal-dev": "ctl-seal-dev"}
+    assert [(Path(s.path).parent.name, s.weight) for s in control.data] == [
+        (renamed.get(Path(s.path).parent.name, Path(s.path).parent.name), s.weight)
+        for s in shipped.data
+    ]
+    same = {"data", "output_dir"}
+    assert {k: v for k, v in vars(control).items() if k not in same} == {
+        k: v for k, v in vars(shipped).items() if k not in same
+    }
+    assert '--source "toollab:$OUT/seal-dev-holdout/train.jsonl"' in script.split("ctl-seal-dev")[1]
 
 
 def _rec(decision: str, n_calls: int, augmented: list[str], pack: str = "") -> str:
