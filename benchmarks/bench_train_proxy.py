@@ -117,8 +117,14 @@ def _overrides(a: dict[str, Any]) -> dict[str, Any]:
         "threads": a["threads"],
         "overwrite": True,
         **({"max_examples": a["max_examples"]} if a["max_examples"] else {}),
-        **({"batch_size": a["batch_size"]} if a.get("batch_size") else {}),
+        # --batch-size B: B sequences a step (no accumulation)
+        **(
+            {"batch_size": a["batch_size"], "gradient_accumulation_steps": 1}
+            if a.get("batch_size")
+            else {}
+        ),
         **({"validation_fraction": 0.0} if a.get("no_eval") else {}),
+        **({"torch_compile": True} if a.get("compile") else {}),
     }
 
 
@@ -222,6 +228,8 @@ def run_plain(a: dict[str, Any]) -> dict[str, Any]:
         model.enable_input_require_grads()
     model = get_peft_model(model, peft_config)
     model.train()
+    if a.get("compile"):  # as transformers' torch_compile switch does
+        model = torch.compile(model)
     opt = torch.optim.AdamW(
         [p for p in model.parameters() if p.requires_grad],
         lr=cfg.learning_rate,
@@ -320,10 +328,11 @@ def main() -> None:
     ap.add_argument("--val-loss", type=int, default=0, help="held-out loss on N examples after")
     ap.add_argument("--steps-new", type=int, default=0, help="steps of the new run (same tokens)")
     ap.add_argument("--kit", default="", help="folder with cfg/ and tok/ (no bundled model)")
-    ap.add_argument("--batch-size", type=int, default=0, help="override the recipe's")
+    ap.add_argument("--batch-size", type=int, default=0, help="sequences a step, no accumulation")
     ap.add_argument("--recipe", default=RECIPE_NAME, help="recipe of this tree (new, plain)")
     ap.add_argument("--old-recipe", default=RECIPE_NAME, help="recipe of the old commit")
     ap.add_argument("--model-dir", default="")
+    ap.add_argument("--compile", action="store_true", help="torch.compile (toollab and plain)")
     ap.add_argument("--profile", default="")
     ap.add_argument("--json", default="")
     ap.add_argument("--child", default="", help=argparse.SUPPRESS)
@@ -354,6 +363,7 @@ def main() -> None:
                 "batch_size": ns.batch_size,
                 "no_eval": ns.no_eval,
                 "val_loss": ns.val_loss,
+                "compile": ns.compile and which != "old",
             }
             env = {**os.environ, "PYTHONPATH": str(tree / "src")}
             proc = subprocess.run(

@@ -171,3 +171,13 @@ def test_liger_kernel_without_the_package_is_a_clear_error(tmp_path: Path) -> No
     cfg = TrainConfig(output_dir=str(tmp_path), liger_kernel=True)
     with pytest.raises(InputError, match="liger-kernel"):
         _check_liger(cfg)
+
+
+def test_torch_compile_reaches_the_trainer(tmp_path: Path) -> None:
+    from toollab.train.config import TrainConfig
+    from toollab.train.sft import DeviceBatch, _sft_args
+
+    batch = DeviceBatch(2, 1, False, "test")
+    for on in (False, True):
+        cfg = TrainConfig(output_dir=str(tmp_path), torch_compile=on)
+        assert _sft_args(cfg, False, batch).torch_compile is on

@@ -220,6 +220,11 @@ class TrainConfig(ConfigBase):
     liger_kernel: bool = _f(
         False, "Liger's fused kernels (cross-entropy, RMSNorm, RoPE, SwiGLU); needs liger-kernel."
     )
+    torch_compile: bool = _f(
+        False,
+        "torch.compile the model (transformers' switch): faster steps on a GPU once compiled; "
+        "the first steps compile, so it pays off on long runs.",
+    )
     precision: Literal["auto", "fp32", "bf16", "fp16"] = _f(
         "auto", "auto: bf16 on a GPU that has it, fp32 on CPU."
     )

@@ -213,6 +213,7 @@ def _sft_args(cfg: TrainConfig, has_eval: bool, batch: DeviceBatch) -> Any:
         completion_only_loss=False,  # the labels column already masks all but the spans
         packing=False,  # packed ahead of the steps (toollab.train.packing), once, cached
         use_liger_kernel=cfg.liger_kernel,
+        torch_compile=cfg.torch_compile,
         report_to=[],
         disable_tqdm=True,
         # packed rows have no attention mask, and their pad id (<|im_end|> here) is also a real
