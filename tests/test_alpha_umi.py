@@ -371,6 +371,20 @@ def test_exported_traces_read_back_with_real_observations(tmp_path: Path) -> Non
     assert all(isinstance(t, Trace) for t in traces)
 
 
+def test_spreadsheet_traces_offer_the_retrieved_tools_and_their_gold() -> None:
+    from toollab.envs.base import env_class
+    from toollab.envs.generate import generate
+
+    k = env_class("spreadsheet").retrieved_tools
+    assert k is not None and len(env_class("spreadsheet").declared_tools()) > k
+    insts = generate("spreadsheet", "train", 4, 0)
+    for inst, trace in zip(insts, env_traces("spreadsheet", "train", 4, 0), strict=True):
+        offered = [t.Name for t in trace.tools]
+        gold = {c.name for c in inst.gold}
+        assert gold <= set(offered) and k <= len(offered) <= k + len(gold)
+        assert offered == [t.name for t in inst.tools if t.name in offered]  # the pool's order
+
+
 def test_split_discipline(tmp_path: Path) -> None:
     check_split_name(tmp_path / "weather-train.json", "train")
     with pytest.raises(UsageError, match="must name its split"):

@@ -116,29 +116,15 @@ def with_retrieved_tools(env: str, episodes: list[Instance]) -> list[Instance]:
     """An environment that offers retrieved tools in ``toollab bench``
     (:attr:`~toollab.envs.base.Environment.retrieved_tools`, the spreadsheet's 62) offers each
     whole conversation the top k that BM25 ranks for its user messages (what the model reads,
-    never the answer key), in the pool's order; the others keep every tool.  One index per
-    tool set."""
+    never the answer key), in the pool's order; the others keep every tool."""
     k = env_class(env).retrieved_tools
     if k is None:
         return episodes
-    from toollab.retrieval import get_retriever  # numpy: the [retrieval] extra
-    from toollab.retrieval.base import Retriever
+    from toollab.retrieval.offer import top_k_of_own_tools  # numpy: the [retrieval] extra
 
-    indexes: dict[tuple[str, ...], Retriever] = {}
-    out: list[Instance] = []
-    for episode in episodes:
-        if len(episode.tools) <= k:
-            out.append(episode)
-            continue
-        names = tuple(t.name for t in episode.tools)
-        if names not in indexes:
-            indexes[names] = get_retriever("bm25").index(list(episode.tools))
-        text = "\n".join(str(m.get("content", "")) for m in episode.messages)
-        hits = {h.tool.name for h in indexes[names].retrieve(text, k)}
-        out.append(
-            episode.model_copy(update={"tools": [t for t in episode.tools if t.name in hits]})
-        )
-    return out
+    return top_k_of_own_tools(
+        episodes, k, lambda e: "\n".join(str(m.get("content", "")) for m in e.messages)
+    )
 
 
 def conversation_dataset(

@@ -23,7 +23,7 @@ from toollab.retrieval.base import RETRIEVERS, Retriever, check_k, get_retriever
 from toollab.schema import Instance, Tool
 from toollab.tools import ToolPool
 
-__all__ = ["ToolOffer", "check_retrieval", "load_pool", "offered_names"]
+__all__ = ["ToolOffer", "check_retrieval", "load_pool", "offered_names", "top_k_of_own_tools"]
 
 #: instances retrieved for at once
 _BATCH = 64
@@ -105,3 +105,34 @@ class ToolOffer:
                 meta = {**new.metadata, "retriever": self.retriever.name}
                 out.append(new.model_copy(update={"metadata": meta}))
         return out
+
+
+def top_k_of_own_tools(
+    instances: Sequence[Instance],
+    k: int,
+    text: Callable[[Instance], str],
+    *,
+    keep_gold: bool = False,
+) -> list[Instance]:
+    """Each instance that offers more than ``k`` tools offers the top ``k`` of its own tools that
+    BM25 ranks for ``text(instance)`` (what the model reads, never the answer key), in the
+    order it offered them; the others are left as they are.  One index per tool set.
+
+    ``keep_gold`` (training data and α-UMi traces: a demonstration must call tools it offers)
+    adds the gold calls' tools the ranking missed; without it a miss stays a miss, as in
+    ``toollab bench``."""
+    check_k(k)
+    indexes: dict[tuple[str, ...], Retriever] = {}
+    out: list[Instance] = []
+    for inst in instances:
+        if len(inst.tools) <= k:
+            out.append(inst)
+            continue
+        names = tuple(t.name for t in inst.tools)
+        if names not in indexes:
+            indexes[names] = get_retriever("bm25").index(list(inst.tools))
+        hits = {h.tool.name for h in indexes[names].retrieve(text(inst), k)}
+        if keep_gold:
+            hits |= {c.name for c in inst.gold}
+        out.append(inst.model_copy(update={"tools": [t for t in inst.tools if t.name in hits]}))
+    return out

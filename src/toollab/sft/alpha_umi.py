@@ -8,7 +8,10 @@ deterministic rationale from a template, ``Next: caller.``), the caller turn (``
 received) and the **real** observation of the environment (cut at 1,024 characters), and at the
 end a planner turn routing to the summarizer and a conclusion built from the observations.  A
 NoSearch instance (answerable without a tool) concludes at once with its answer; a NoCall
-instance (no tool can do it) gives up.
+instance (no tool can do it) gives up.  An environment whose bench offers retrieved tools (the
+spreadsheet's 62: :attr:`~toollab.envs.base.Environment.retrieved_tools`) offers the top k that
+BM25 ranks for the query, as the bench does, plus any gold tool the ranking missed (a trace
+calls only tools it offers); 62 tool documents would not fit the roles' prompts.
 
 Gold programs carry no rationale and no final answer, so both are written from fixed
 templates (:func:`rationale`, :func:`conclusion`), not by a model: Plan ACC and Rouge-L on
@@ -38,7 +41,7 @@ from toollab.data.alpha_umi import (
     with_marker,
 )
 from toollab.data.atomic import atomic_write
-from toollab.envs.base import EnvError, get_env, instance_seed
+from toollab.envs.base import EnvError, env_class, get_env, instance_seed
 from toollab.envs.generate import SPLITS, generate
 from toollab.errors import InputError, ToolExecutionError, UsageError
 from toollab.schema import Decision, Instance, ToolCall
@@ -153,7 +156,13 @@ def env_traces(env_name: str, split: str, n: int, seed: int = 0) -> list[Trace]:
     ``seed``: Call, NoCall and NoSearch in the default mix)."""
     if split not in SPLITS:
         raise UsageError(f"unknown split {split!r}; known: {', '.join(SPLITS)}")
-    return [trace_of(env_name, split, inst) for inst in generate(env_name, split, n, seed)]
+    insts = generate(env_name, split, n, seed)
+    k = env_class(env_name).retrieved_tools
+    if k is not None:  # the spreadsheet's 62 tools: what the bench offers, plus the gold's
+        from toollab.retrieval.offer import top_k_of_own_tools  # numpy: the [retrieval] extra
+
+        insts = top_k_of_own_tools(insts, k, lambda i: i.query, keep_gold=True)
+    return [trace_of(env_name, split, inst) for inst in insts]
 
 
 def check_split_name(out: Path, split: str) -> None:
