@@ -208,3 +208,13 @@ def test_reduce_rejects_a_share_out_of_range() -> None:
         AugmentConfig(reduce=1.5)
     with pytest.raises(UsageError, match="--reduce-extra"):
         AugmentConfig(reduce=0.5, reduce_extra=-1)
+
+
+def test_spreadsheet_examples_offer_the_retrieved_tools_and_their_gold() -> None:
+    from toollab.envs.base import env_class
+
+    k = env_class("spreadsheet").retrieved_tools
+    assert k is not None
+    for inst in load_source(parse_source("env:spreadsheet,n=12")):
+        gold = {c.name for c in inst.gold}
+        assert gold <= {t.name for t in inst.tools} and len(inst.tools) <= k + len(gold)

@@ -6,7 +6,9 @@ A source is written ``KIND:TARGET[,key=value...]``:
 * ``seal-tools:../shared/data/seal-tools/dev.jsonl`` — any adapter format and path; keys other
   than the ones below are the adapter's options (``splits=dev``);
 * ``env:weather`` — an environment's split (``split=train`` by default, ``n=200``, ``seed=0``;
-  ``calls=2-5`` keeps only the Call instances of the ``n`` generated with 2 to 5 calls);
+  ``calls=2-5`` keeps only the Call instances of the ``n`` generated with 2 to 5 calls); an
+  environment whose bench offers retrieved tools (the spreadsheet's 62) offers the top k BM25
+  ranks for the query plus any gold tool the ranking missed, as its α-UMi traces do;
 * ``deer-examples:../shared/data/deer/tool.json`` — the ~9.4k examples DEER's tools carry,
   one single-call instance each, offering the gold tool (add distractors with the
   ``distractors`` augmentation);
@@ -26,6 +28,7 @@ from typing import Any
 from toollab.data import get_adapter, load_dataset, load_tools
 from toollab.data.adapters.deer import PROTOCOL as DEER_PROTOCOL
 from toollab.data.pysig import parse_call_text
+from toollab.envs.base import env_class
 from toollab.envs.generate import generate
 from toollab.errors import InputError, UsageError
 from toollab.schema import Decision, GoldCall, Instance, Tool
@@ -140,6 +143,11 @@ def _env_instances(spec: SourceSpec) -> list[Instance]:
     if spec.calls is not None:
         low, high = spec.calls
         out = [i for i in out if low <= len(i.gold) <= high]
+    k = env_class(spec.target).retrieved_tools
+    if k is not None:  # the spreadsheet's 62 tools: what the bench offers, plus the gold's
+        from toollab.retrieval.offer import top_k_of_own_tools
+
+        out = top_k_of_own_tools(out, k, lambda i: i.query, keep_gold=True)
     return out
 
 
