@@ -218,3 +218,17 @@ def test_spreadsheet_examples_offer_the_retrieved_tools_and_their_gold() -> None
     for inst in load_source(parse_source("env:spreadsheet,n=12")):
         gold = {c.name for c in inst.gold}
         assert gold <= {t.name for t in inst.tools} and len(inst.tools) <= k + len(gold)
+
+
+def test_a_request_sharing_no_word_with_the_tools_still_offers_k_of_them() -> None:
+    from toollab.envs.base import env_class
+    from toollab.envs.generate import generate
+    from toollab.retrieval.offer import top_k_of_own_tools
+
+    k = env_class("spreadsheet").retrieved_tools
+    assert k is not None
+    inst = generate("spreadsheet", "train", 1, 0)[0].model_copy(
+        update={"query": "What is the plural of 'mouse'?", "gold": []}
+    )
+    (out,) = top_k_of_own_tools([inst], k, lambda i: i.query)
+    assert [t.name for t in out.tools] == [t.name for t in inst.tools][:k]

@@ -116,7 +116,8 @@ def top_k_of_own_tools(
 ) -> list[Instance]:
     """Each instance that offers more than ``k`` tools offers the top ``k`` of its own tools that
     BM25 ranks for ``text(instance)`` (what the model reads, never the answer key), in the
-    order it offered them; the others are left as they are.  One index per tool set.
+    order it offered them, made up to ``k`` with the first unranked ones when fewer share a
+    word with the text; the others are left as they are.  One index per tool set.
 
     ``keep_gold`` (training data and α-UMi traces: a demonstration must call tools it offers)
     adds the gold calls' tools the ranking missed; without it a miss stays a miss, as in
@@ -132,6 +133,9 @@ def top_k_of_own_tools(
         if names not in indexes:
             indexes[names] = get_retriever("bm25").index(list(inst.tools))
         hits = {h.tool.name for h in indexes[names].retrieve(text(inst), k)}
+        # BM25 ranks only tools sharing a word with the text ("What is the plural of 'mouse'?"
+        # shares none): the first others, in the order offered, make up the k
+        hits |= set([n for n in names if n not in hits][: k - len(hits)])
         if keep_gold:
             hits |= {c.name for c in inst.gold}
         out.append(inst.model_copy(update={"tools": [t for t in inst.tools if t.name in hits]}))
