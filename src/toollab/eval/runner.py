@@ -227,8 +227,9 @@ def resolved_config(
     """The ``run.json`` content: the configuration with every default filled in
     (``constrained`` stays ``None`` until the model says whether it can constrain)."""
 
-    fmt = get_adapter(config.format).name
-    adapter = get_adapter(config.format).defaults_for(dataset.instances)
+    source_adapter = get_adapter(config.format)
+    fmt = source_adapter.name
+    adapter = source_adapter.defaults_for(dataset.instances)
     name = (agent.name if agent is not None else config.agent) or adapter.default_agent
     template = config.template or adapter.default_template
     chosen = agent if agent is not None else get_agent(name)

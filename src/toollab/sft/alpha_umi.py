@@ -41,10 +41,11 @@ from toollab.data.alpha_umi import (
     with_marker,
 )
 from toollab.data.atomic import atomic_write
-from toollab.envs.base import EnvError, env_class, get_env, instance_seed
+from toollab.envs.base import EnvError, get_env, instance_seed
 from toollab.envs.generate import SPLITS, generate
 from toollab.errors import InputError, ToolExecutionError, UsageError
 from toollab.schema import Decision, Instance, ToolCall
+from toollab.sft.sources import offered_as_in_bench
 from toollab.tools.execution import CallFailure, CallResult, prepare_call
 
 #: how much of each observation the template conclusion quotes
@@ -156,12 +157,7 @@ def env_traces(env_name: str, split: str, n: int, seed: int = 0) -> list[Trace]:
     ``seed``: Call, NoCall and NoSearch in the default mix)."""
     if split not in SPLITS:
         raise UsageError(f"unknown split {split!r}; known: {', '.join(SPLITS)}")
-    insts = generate(env_name, split, n, seed)
-    k = env_class(env_name).retrieved_tools
-    if k is not None:  # the spreadsheet's 62 tools: what the bench offers, plus the gold's
-        from toollab.retrieval.offer import top_k_of_own_tools  # numpy: the [retrieval] extra
-
-        insts = top_k_of_own_tools(insts, k, lambda i: i.query, keep_gold=True)
+    insts = offered_as_in_bench(env_name, generate(env_name, split, n, seed))
     return [trace_of(env_name, split, inst) for inst in insts]
 
 

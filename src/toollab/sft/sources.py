@@ -143,12 +143,19 @@ def _env_instances(spec: SourceSpec) -> list[Instance]:
     if spec.calls is not None:
         low, high = spec.calls
         out = [i for i in out if low <= len(i.gold) <= high]
-    k = env_class(spec.target).retrieved_tools
-    if k is not None:  # the spreadsheet's 62 tools: what the bench offers, plus the gold's
-        from toollab.retrieval.offer import top_k_of_own_tools
+    return offered_as_in_bench(spec.target, out)
 
-        out = top_k_of_own_tools(out, k, lambda i: i.query, keep_gold=True)
-    return out
+
+def offered_as_in_bench(env: str, instances: list[Instance]) -> list[Instance]:
+    """An environment whose bench offers retrieved tools (the spreadsheet's 62) offers each
+    instance the top k BM25 ranks for its query, plus the gold tools the ranking missed (a
+    demonstration calls only tools it offers); the others are returned as they are."""
+    k = env_class(env).retrieved_tools
+    if k is None:
+        return instances
+    from toollab.retrieval.offer import top_k_of_own_tools  # numpy: the [retrieval] extra
+
+    return top_k_of_own_tools(instances, k, lambda i: i.query, keep_gold=True)
 
 
 def deer_examples(path: Path) -> list[Instance]:
