@@ -179,8 +179,10 @@ class TrainConfig(ConfigBase):
     method: Literal["lora", "full"] = _f("lora", "LoRA adapter or full fine-tuning.")
     init_adapter: str = _f(
         "",
-        "LoRA: start from this adapter folder (a previous run's adapter/) instead of a fresh "
-        "adapter; its rank, alpha and targets are kept. Empty: a fresh adapter.",
+        "LoRA: start from this adapter instead of a fresh one: a PEFT adapter folder (a previous "
+        "run's adapter/), a llama.cpp LoRA adapter GGUF, or `bundled:NAME` (a shipped adapter, "
+        "e.g. bundled:smollm2-135m-tools); its rank, alpha and targets are kept. Empty: a fresh "
+        "adapter.",
     )
     lora_r: int = _f(16, "LoRA rank.")
     lora_alpha: int = _f(32, "LoRA alpha (the update is scaled by alpha / r).")
@@ -249,7 +251,9 @@ class TrainConfig(ConfigBase):
         """Paths written in a config file are relative to the file's folder."""
 
         def fix(p: str) -> str:
-            return p if not p or Path(p).is_absolute() or p == "bundled" else str(base / p)
+            if not p or Path(p).is_absolute() or p == "bundled" or p.startswith("bundled:"):
+                return p
+            return str(base / p)
 
         out = dataclasses.replace(self)
         if "output_dir" in keys:

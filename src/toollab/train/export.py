@@ -1,4 +1,5 @@
-"""Export for serving with llama.cpp: a LoRA adapter GGUF and a merged model GGUF.
+"""Export for serving with llama.cpp: a LoRA adapter GGUF and a merged model GGUF; and the
+way back, a llama.cpp LoRA adapter GGUF as a PEFT adapter folder to train further.
 
 Both files are written with the ``gguf`` package.  The model's metadata — architecture
 hyper-parameters, the tokenizer (vocabulary, merges, special tokens) and the chat template — is
@@ -12,6 +13,9 @@ the ``llama`` architecture (SmolLM2 and the other Llama-style models).
   ``llamacpp:base.gguf+lora=adapter.gguf``.
 * ``model-f16.gguf`` / ``model-q8_0.gguf`` / ``model-f32.gguf``: the base with the adapter
   merged in (or a fully fine-tuned model); 1-D tensors (norms) stay float32.
+* :func:`import_adapter_gguf`: an adapter GGUF (a shipped one, ``bundled:smollm2-135m-tools``'s,
+  or any llama.cpp LoRA adapter of a supported architecture) as a float32 PEFT adapter folder
+  for the base's transformers folder: ``init_adapter`` goes on training it.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeGuard
 
 from toollab.errors import BackendError, InputError
+from toollab.train.base import file_sha256
 
 OutType = Literal["f32", "f16", "q8_0"]
 SUPPORTED_ARCHS = ("llama",)
@@ -340,6 +345,162 @@ def export_adapter_gguf(
             writer.add_tensor(f"{gname}.lora_b", b.astype(np_type))
 
     return _write(Path(out), fill, meta.arch)
+
+
+# -- the adapter, back from llama.cpp ------------------------------------------------------------
+def _unpermute(w: Any, n_head: int) -> Any:
+    """The inverse of :func:`_permute`: llama.cpp's query/key row order back to transformers'."""
+    return (
+        w.reshape(n_head, w.shape[0] // n_head // 2, 2, *w.shape[1:])
+        .swapaxes(1, 2)
+        .reshape(w.shape)
+    )
+
+
+def _adapter_reader(path: Path) -> Any:
+    """The reader of a LoRA adapter GGUF of a supported architecture, checked."""
+    _gguf()
+    if not path.is_file():
+        raise InputError("the adapter GGUF is not there", path=path)
+    try:
+        stat = path.stat()
+        reader = _read_gguf(str(path), stat.st_mtime_ns, stat.st_size)
+        fields = {
+            k: reader.fields[k].contents() for k in reader.fields if not k.startswith("GGUF.")
+        }
+    except Exception as exc:  # the gguf reader on a damaged file: anything
+        raise InputError(
+            f"not a readable GGUF file: {type(exc).__name__}: {exc}", path=path
+        ) from None
+    if fields.get("general.type") != "adapter" or fields.get("adapter.type") != "lora":
+        raise InputError("not a LoRA adapter GGUF (general.type / adapter.type)", path=path)
+    arch = fields.get("general.architecture")
+    if arch not in SUPPORTED_ARCHS:
+        raise InputError(
+            f"adapters of the {', '.join(SUPPORTED_ARCHS)} architecture(s) import; this one is "
+            f"for {arch!r}",
+            path=path,
+        )
+    alpha = fields.get("adapter.lora.alpha")
+    if not isinstance(alpha, int | float) or isinstance(alpha, bool) or alpha <= 0:
+        raise InputError(f"adapter.lora.alpha must be a positive number, got {alpha!r}", path=path)
+    return reader
+
+
+def _config_int(config: dict[str, Any], key: str, folder: Path, default: int | None = None) -> int:
+    value = config.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise InputError(
+            f"{key} must be a positive integer, got {value!r}", path=folder / "config.json"
+        )
+    return value
+
+
+def import_adapter_gguf(adapter_gguf: str | Path, base_folder: str | Path, out: str | Path) -> Path:
+    """The llama.cpp LoRA adapter ``adapter_gguf`` as a PEFT adapter folder at ``out`` (float32
+    weights; rank, alpha and target modules read from the file) for the transformers model in
+    ``base_folder``. Every tensor is checked against the base's matrix it adapts before anything
+    is written: a GGUF that is no LoRA adapter, of another architecture or shape, or with a
+    ``lora_a`` and no ``lora_b`` is an :class:`InputError` naming the file and the tensor. The
+    source file and its SHA-256 are written beside, in ``toollab-source.json``."""
+    import numpy as np
+
+    gguf = _gguf()
+    path = Path(adapter_gguf)
+    reader = _adapter_reader(path)
+    arch = str(reader.fields["general.architecture"].contents())
+    alpha = float(reader.fields["adapter.lora.alpha"].contents())
+    base_folder = Path(base_folder)
+    config, files = check_model(base_folder)
+    n_head = _config_int(config, "num_attention_heads", base_folder)
+    n_head_kv = _config_int(config, "num_key_value_heads", base_folder, n_head)
+    n_block = _config_int(config, "num_hidden_layers", base_folder)
+    shapes = {name: shape for f in files for name, (_dt, shape) in check_safetensors(f).items()}
+    arch_id = next(k for k, v in gguf.MODEL_ARCH_NAMES.items() if v == arch)
+    tmap = gguf.get_tensor_name_map(arch_id, n_block)
+    to_hf: dict[str, str] = {}
+    for hf in shapes:
+        gname = tmap.get_name(hf, try_suffixes=(".weight", ".bias"))
+        if gname is not None:
+            to_hf[str(gname)] = hf
+    pairs: dict[str, dict[str, Any]] = {}
+    for t in reader.tensors:
+        stem, _, part = t.name.rpartition(".")
+        if part not in ("lora_a", "lora_b") or stem not in to_hf:
+            raise InputError(
+                f"tensor {t.name!r} adapts no matrix of the base model in {base_folder}",
+                path=path,
+            )
+        pairs.setdefault(stem, {})[part] = np.asarray(t.data, dtype=np.float32)
+    if not pairs:
+        raise InputError("the adapter GGUF holds no lora_a / lora_b tensors", path=path)
+    tensors: dict[str, Any] = {}
+    rank = 0
+    for gname, ab in sorted(pairs.items()):
+        hf = to_hf[gname]
+        if set(ab) != {"lora_a", "lora_b"}:
+            raise InputError(f"{gname}: the adapter lacks lora_a or lora_b", path=path)
+        a, b = ab["lora_a"], ab["lora_b"]
+        out_dim, in_dim = shapes[hf]
+        r = a.shape[0] if a.ndim == 2 else -1
+        if a.ndim != 2 or b.ndim != 2 or a.shape[1] != in_dim or b.shape != (out_dim, r):
+            raise InputError(
+                f"{gname}: lora_a {list(a.shape)} and lora_b {list(b.shape)} do not adapt the "
+                f"base's {hf} of shape {[out_dim, in_dim]}",
+                path=path,
+            )
+        if rank and r != rank:
+            raise InputError(f"{gname}: rank {r}, the others' {rank}", path=path)
+        rank = r
+        try:
+            if hf.endswith("q_proj.weight"):
+                b = _unpermute(b, n_head)
+            elif hf.endswith("k_proj.weight"):
+                b = _unpermute(b, n_head_kv)
+        except ValueError:
+            raise InputError(
+                f"{gname}: lora_b of shape {list(b.shape)} does not fit the base's attention heads",
+                path=path,
+            ) from None
+        key = "base_model.model." + hf.removesuffix(".weight")
+        tensors[f"{key}.lora_A.weight"] = np.ascontiguousarray(a)
+        tensors[f"{key}.lora_B.weight"] = np.ascontiguousarray(b)
+    targets = sorted({to_hf[g].removesuffix(".weight").rsplit(".", 1)[-1] for g in pairs})
+    config = {
+        "peft_type": "LORA",
+        "task_type": "CAUSAL_LM",
+        "base_model_name_or_path": str(base_folder),
+        "r": rank,
+        "lora_alpha": int(alpha) if alpha.is_integer() else alpha,
+        "lora_dropout": 0.0,
+        "target_modules": targets,
+        "bias": "none",
+        "fan_in_fan_out": False,
+        "inference_mode": False,
+    }
+    source = {"gguf": str(path.resolve()), "sha256": file_sha256(path)}
+    from safetensors.numpy import save_file
+
+    out = Path(out)
+    tmp = out.with_name(f".{out.name}.partial-{os.getpid()}")
+    try:
+        tmp.mkdir(parents=True, exist_ok=True)
+        save_file(tensors, str(tmp / "adapter_model.safetensors"))
+        (tmp / "adapter_config.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
+        (tmp / "toollab-source.json").write_text(json.dumps(source, indent=1), encoding="utf-8")
+        if out.exists():
+            import shutil
+
+            shutil.rmtree(out)
+        os.replace(tmp, out)
+    except OSError as exc:
+        raise BackendError(f"could not write {out}: {exc}") from exc
+    finally:
+        if tmp.exists():
+            import shutil
+
+            shutil.rmtree(tmp, ignore_errors=True)
+    return out
 
 
 # -- the merged model ----------------------------------------------------------------------------

@@ -31,10 +31,12 @@ from rich.console import Console
 
 from toollab.data.atomic import MARK, mark_folder, write_dir_atomic, write_text_atomic
 from toollab.errors import BackendError, InputError
+from toollab.models.bundled import BUNDLED_MODELS, bundled_adapter_path
 from toollab.train import checkpoints as ckpt
-from toollab.train.base import BaseModel, resolve_base
+from toollab.train.base import BaseModel, file_sha256, resolve_base
 from toollab.train.config import TrainConfig
 from toollab.train.data import IGNORE_INDEX, Mixture, build_mixture
+from toollab.train.export import import_adapter_gguf
 from toollab.train.outputs import check_run_folder
 from toollab.train.packing import PackedCollator, Sequences, build_sequences
 from toollab.train.progress import ProgressCallback
@@ -322,17 +324,52 @@ def _peft_config(cfg: TrainConfig, model: Any) -> Any:
     )
 
 
-def _from_adapter(cfg: TrainConfig, model: Any) -> Any:
-    """The base with ``init_adapter`` (a previous run's LoRA adapter) on it, trainable: the run
-    goes on from those weights (GLPFT's stage 2 from stage 1)."""
-    folder = Path(cfg.init_adapter)
-    if not (folder / "adapter_config.json").is_file():
-        raise InputError(
-            "init_adapter is not a LoRA adapter folder (no adapter_config.json; give a finished "
-            "run's adapter/)",
-            path=folder,
-            where="init_adapter",
-        )
+def init_adapter_folder(spec: str, base: BaseModel, out: Path) -> Path:
+    """The PEFT adapter folder ``init_adapter`` names: a folder as it is; a llama.cpp adapter
+    GGUF, or ``bundled:NAME``'s shipped one, imported once into ``out/init-adapter`` (again only
+    when the file changed)."""
+    if spec.startswith("bundled:"):
+        name = spec.removeprefix("bundled:")
+        if name not in BUNDLED_MODELS or BUNDLED_MODELS[name].adapter is None:
+            shipped = [m.name for m in BUNDLED_MODELS.values() if m.adapter is not None]
+            raise InputError(
+                f"{spec} is no bundled model with a shipped adapter (those with one: "
+                f"{', '.join('bundled:' + n for n in shipped)})",
+                where="init_adapter",
+            )
+        shipped_gguf = bundled_adapter_path(name)
+        if shipped_gguf is None:  # declared above, so not reached
+            raise BackendError(f"bundled:{name} has no adapter file")
+        gguf = shipped_gguf
+    else:
+        folder = Path(spec)
+        if folder.is_dir():
+            if not (folder / "adapter_config.json").is_file():
+                raise InputError(
+                    "init_adapter is not a LoRA adapter folder (no adapter_config.json; give a "
+                    "finished run's adapter/, an adapter GGUF or bundled:NAME)",
+                    path=folder,
+                    where="init_adapter",
+                )
+            return folder
+        if not folder.is_file():
+            raise InputError("init_adapter is not there", path=folder, where="init_adapter")
+        gguf = folder
+    dest = out / "init-adapter"
+    source = dest / "toollab-source.json"
+    if source.is_file():
+        try:
+            same = json.loads(source.read_text(encoding="utf-8")).get("sha256") == file_sha256(gguf)
+        except (OSError, ValueError, AttributeError):
+            same = False
+        if same:
+            return dest
+    return import_adapter_gguf(gguf, base.folder, dest)
+
+
+def _from_adapter(cfg: TrainConfig, model: Any, folder: Path) -> Any:
+    """The base with ``folder``'s LoRA adapter on it, trainable: the run goes on from those
+    weights (GLPFT's stage 2 from stage 1; a shipped adapter trained further)."""
     from peft import PeftModel
 
     try:
@@ -490,7 +527,8 @@ def train_sft(
     base, mixture, tok, seqs = prepare(cfg, console)
     model = _load_model(cfg, base)
     if cfg.init_adapter:
-        model, peft_config = _from_adapter(cfg, model), None
+        folder = init_adapter_folder(cfg.init_adapter, base, out)
+        model, peft_config = _from_adapter(cfg, model, folder), None
     else:
         peft_config = _peft_config(cfg, model)
     batch = device_batch(cfg, model)
