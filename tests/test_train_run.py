@@ -399,3 +399,35 @@ def test_gguf_exports_agree_with_transformers_under_greedy_decoding(
     assert figures["adapter on the Q4_1 base"] >= figures["Q4_1 base alone (reference)"] - 1 / 6, (
         figures
     )
+
+
+def test_training_goes_on_from_an_adapter_gguf(
+    run: Any, base: Any, sft_file: Path, tmp_path: Path
+) -> None:
+    """``init_adapter`` given the run's adapter as a llama.cpp GGUF: the run starts from exactly
+    those weights (one step at a vanishing learning rate leaves them as they were)."""
+    import torch
+    from safetensors.torch import load_file
+
+    from toollab.train.export import export_adapter_gguf
+    from toollab.train.sft import train_sft
+
+    gguf_file = export_adapter_gguf(run.output_dir / "adapter", tmp_path / "a.gguf", base.gguf)
+    cfg = _config(
+        tmp_path / "cont",
+        sft_file,
+        init_adapter=str(gguf_file),
+        max_steps=1,
+        save_steps=1,
+        eval_steps=1,
+        learning_rate=1e-9,
+    )
+    cont = train_sft(cfg, quiet=True)
+    assert (cont.output_dir / "init-adapter" / "toollab-source.json").is_file()
+    want = load_file(str(run.output_dir / "adapter" / "adapter_model.safetensors"))
+    got = load_file(str(cont.output_dir / "adapter" / "adapter_model.safetensors"))
+    assert want.keys() == got.keys()
+    for name, w in want.items():
+        assert torch.allclose(w.float(), got[name].float(), atol=1e-6), name
+    # and a fresh adapter is not that: its lora_B starts at zero
+    assert any(float(w.abs().max()) > 1e-3 for n, w in want.items() if "lora_B" in n)
