@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,3 +28,14 @@ def bundled_gguf() -> Path:
     from toollab.models.bundled import bundled_gguf_path
 
     return bundled_gguf_path()
+
+
+@pytest.fixture(scope="session")
+def train_base() -> Any:
+    """The bundled base as training reads it: its transformers folder (converted once) and GGUF."""
+    pytest.importorskip("trl")
+    pytest.importorskip("peft")
+    pytest.importorskip("gguf")
+    from toollab.train.base import resolve_base
+
+    return resolve_base("bundled")

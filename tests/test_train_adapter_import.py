@@ -19,12 +19,8 @@ pytestmark = pytest.mark.slow  # the bundled base, converted once to a transform
 
 
 @pytest.fixture(scope="module")
-def base() -> Any:
-    pytest.importorskip("peft")
-    pytest.importorskip("gguf")
-    from toollab.train.base import resolve_base
-
-    return resolve_base("bundled")
+def base(train_base: Any) -> Any:
+    return train_base
 
 
 @pytest.fixture(scope="module")

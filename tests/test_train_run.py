@@ -29,12 +29,8 @@ STEPS, SAVE = 8, 4
 
 
 @pytest.fixture(scope="module")
-def base() -> Any:
-    pytest.importorskip("trl")
-    pytest.importorskip("peft")
-    from toollab.train.base import resolve_base
-
-    return resolve_base("bundled")
+def base(train_base: Any) -> Any:
+    return train_base
 
 
 @pytest.fixture(scope="module")

@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, TypeGuard
 
+from toollab.data.atomic import write_dir_atomic
 from toollab.errors import BackendError, InputError
 from toollab.train.base import file_sha256
 
@@ -357,8 +358,9 @@ def _unpermute(w: Any, n_head: int) -> Any:
     )
 
 
-def _adapter_reader(path: Path) -> Any:
-    """The reader of a LoRA adapter GGUF of a supported architecture, checked."""
+def _adapter_reader(path: Path) -> tuple[Any, str, float]:
+    """The reader of a LoRA adapter GGUF of a supported architecture, its architecture and
+    alpha, checked."""
     _gguf()
     if not path.is_file():
         raise InputError("the adapter GGUF is not there", path=path)
@@ -366,7 +368,9 @@ def _adapter_reader(path: Path) -> Any:
         stat = path.stat()
         reader = _read_gguf(str(path), stat.st_mtime_ns, stat.st_size)
         fields = {
-            k: reader.fields[k].contents() for k in reader.fields if not k.startswith("GGUF.")
+            k: reader.fields[k].contents()
+            for k in ("general.type", "adapter.type", "general.architecture", "adapter.lora.alpha")
+            if k in reader.fields
         }
     except Exception as exc:  # the gguf reader on a damaged file: anything
         raise InputError(
@@ -384,7 +388,7 @@ def _adapter_reader(path: Path) -> Any:
     alpha = fields.get("adapter.lora.alpha")
     if not isinstance(alpha, int | float) or isinstance(alpha, bool) or alpha <= 0:
         raise InputError(f"adapter.lora.alpha must be a positive number, got {alpha!r}", path=path)
-    return reader
+    return reader, str(arch), float(alpha)
 
 
 def _config_int(config: dict[str, Any], key: str, folder: Path, default: int | None = None) -> int:
@@ -407,9 +411,7 @@ def import_adapter_gguf(adapter_gguf: str | Path, base_folder: str | Path, out: 
 
     gguf = _gguf()
     path = Path(adapter_gguf)
-    reader = _adapter_reader(path)
-    arch = str(reader.fields["general.architecture"].contents())
-    alpha = float(reader.fields["adapter.lora.alpha"].contents())
+    reader, arch, alpha = _adapter_reader(path)
     base_folder = Path(base_folder)
     config, files = check_model(base_folder)
     n_head = _config_int(config, "num_attention_heads", base_folder)
@@ -481,26 +483,16 @@ def import_adapter_gguf(adapter_gguf: str | Path, base_folder: str | Path, out: 
     source = {"gguf": str(path.resolve()), "sha256": file_sha256(path)}
     from safetensors.numpy import save_file
 
-    out = Path(out)
-    tmp = out.with_name(f".{out.name}.partial-{os.getpid()}")
-    try:
-        tmp.mkdir(parents=True, exist_ok=True)
+    def write(tmp: Path) -> None:
         save_file(tensors, str(tmp / "adapter_model.safetensors"))
         (tmp / "adapter_config.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
         (tmp / "toollab-source.json").write_text(json.dumps(source, indent=1), encoding="utf-8")
-        if out.exists():
-            import shutil
 
-            shutil.rmtree(out)
-        os.replace(tmp, out)
+    try:
+        write_dir_atomic(out, write)
     except OSError as exc:
         raise BackendError(f"could not write {out}: {exc}") from exc
-    finally:
-        if tmp.exists():
-            import shutil
-
-            shutil.rmtree(tmp, ignore_errors=True)
-    return out
+    return Path(out)
 
 
 # -- the merged model ----------------------------------------------------------------------------

@@ -330,16 +330,14 @@ def init_adapter_folder(spec: str, base: BaseModel, out: Path) -> Path:
     when the file changed)."""
     if spec.startswith("bundled:"):
         name = spec.removeprefix("bundled:")
-        if name not in BUNDLED_MODELS or BUNDLED_MODELS[name].adapter is None:
+        shipped_gguf = bundled_adapter_path(name) if name in BUNDLED_MODELS else None
+        if shipped_gguf is None:
             shipped = [m.name for m in BUNDLED_MODELS.values() if m.adapter is not None]
             raise InputError(
                 f"{spec} is no bundled model with a shipped adapter (those with one: "
                 f"{', '.join('bundled:' + n for n in shipped)})",
                 where="init_adapter",
             )
-        shipped_gguf = bundled_adapter_path(name)
-        if shipped_gguf is None:  # declared above, so not reached
-            raise BackendError(f"bundled:{name} has no adapter file")
         gguf = shipped_gguf
     else:
         folder = Path(spec)
