@@ -142,6 +142,20 @@ def test_lora_run_lowers_the_loss_and_writes_the_right_files(
         train_sft(_config(out, sft_file), quiet=True)
 
 
+def test_run_writes_its_own_model_card(run: Any, sft_file: Path) -> None:
+    """TRL's and PEFT's placeholder cards are replaced by one that says what was trained."""
+    out = run.output_dir
+    card = (out / "README.md").read_text()
+    assert (out / "adapter" / "README.md").read_text() == card
+    assert "huggingface.co/None" not in card and "Model Card for Model ID" not in card
+    assert card.startswith(f"# {out.name}\n") and "A LoRA adapter (r 16, alpha 32" in card
+    assert f"| `{sft_file}` |" in card  # the data file, with its counts
+    assert f"| {STEPS} | {run.train_tokens:,} |" in card  # the run's own figures
+    assert f"{run.best_eval_loss:.4f} ({run.best_checkpoint})" in card
+    spec = f"bundled:smollm2-135m+lora={out / 'gguf' / 'adapter.gguf'}"
+    assert f'toollab chat -m "{spec}"' in card
+
+
 def test_killed_run_resumes_to_the_same_weights(run: Any, sft_file: Path, tmp_path: Path) -> None:
     from safetensors.torch import load_file
 

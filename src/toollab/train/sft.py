@@ -34,6 +34,7 @@ from toollab.errors import BackendError, InputError
 from toollab.models.bundled import BUNDLED_MODELS, bundled_adapter_path
 from toollab.train import checkpoints as ckpt
 from toollab.train.base import BaseModel, file_sha256, resolve_base
+from toollab.train.card import CARD_NAME, render_run_card
 from toollab.train.config import TrainConfig
 from toollab.train.data import IGNORE_INDEX, Mixture, build_mixture
 from toollab.train.export import import_adapter_gguf
@@ -466,6 +467,10 @@ def _trainer_class() -> Any:
                 loss = loss * self.accelerator.num_processes
             return (loss, outputs) if return_outputs else loss
 
+        def create_model_card(self, *args: Any, **kwargs: Any) -> None:
+            """Nothing: TRL's card is a Hub template with empty fields; toollab writes its own
+            at the end of the run (:mod:`toollab.train.card`)."""
+
     return LeanSFTTrainer
 
 
@@ -631,6 +636,9 @@ def train_sft(
     )
     if main:
         _write_json(out / "run.json", record)
+        card = render_run_card(cfg, res, mixture.counts, record["base"]["gguf"], sys.argv)
+        for folder in (out, final):  # over PEFT's and TRL's placeholder cards
+            write_text_atomic(folder / CARD_NAME, card)
     return res
 
 
