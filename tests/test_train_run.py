@@ -156,6 +156,24 @@ def test_run_writes_its_own_model_card(run: Any, sft_file: Path) -> None:
     assert f'toollab chat -m "{spec}"' in card
 
 
+def test_a_checkpoint_exports_with_its_runs_base(run: Any, tmp_path: Path) -> None:
+    """A run's ``checkpoint-N/`` reads the run's record for its base; ``bundled`` names it too."""
+    import gguf
+
+    from toollab.train.serve import export_run
+
+    ck = run.output_dir / f"checkpoint-{SAVE}"
+    a = export_run(ck, tmp_path / "a", what=["adapter"], adapter_dtype="f16")["adapter"]
+    b = export_run(ck, tmp_path / "b", what=["adapter"], base_gguf="bundled")["adapter"]
+    assert len(gguf.GGUFReader(a).tensors) == len(gguf.GGUFReader(b).tensors) == 30 * 7 * 2
+    loose = tmp_path / "loose"  # the same adapter outside its run: the base must be given
+    loose.mkdir()
+    for f in ("adapter_config.json", "adapter_model.safetensors"):
+        (loose / f).write_bytes((ck / f).read_bytes())
+    with pytest.raises(InputError, match="give --base"):
+        export_run(loose, tmp_path / "c", what=["adapter"])
+
+
 def test_killed_run_resumes_to_the_same_weights(run: Any, sft_file: Path, tmp_path: Path) -> None:
     from safetensors.torch import load_file
 

@@ -182,7 +182,9 @@ def export_cmd(
         help="adapter (LoRA GGUF), f32, f16, q8_0 (merged model GGUFs); repeatable.",
     ),
     base: str = typer.Option(
-        "", "--base", help="The base GGUF (metadata, tokenizer); default: the run's base."
+        "",
+        "--base",
+        help="The base GGUF (metadata, tokenizer), or `bundled`; default: the run's base.",
     ),
     adapter_dtype: str = typer.Option(
         "f32", "--adapter-dtype", help="The adapter GGUF's matrices: f32 or f16 (half the size)."

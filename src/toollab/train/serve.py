@@ -14,6 +14,7 @@ from rich.console import Console
 
 from toollab.data.atomic import mark_folder
 from toollab.errors import InputError
+from toollab.models.bundled import bundled_gguf_path
 from toollab.train.base import resolve_base
 from toollab.train.export import (
     AdapterType,
@@ -31,9 +32,11 @@ from toollab.train.outputs import check_export_folder
 
 def _run_info(run: Path) -> tuple[str | None, str | None]:
     """``(base GGUF, base folder)`` that the run's ``run.json`` names (``None`` where it names
-    none, or when there is no ``run.json``); a damaged or wrong-typed file is an
-    :class:`InputError` naming it."""
+    none, or when there is no ``run.json``); a run's ``checkpoint-N/`` folder reads its run's
+    record.  A damaged or wrong-typed file is an :class:`InputError` naming it."""
     p = run / "run.json"
+    if not p.exists() and run.name.startswith("checkpoint-"):
+        p = run.parent / "run.json"
     if not p.exists():
         return None, None
     info = read_json_object(p, "the run record")
@@ -82,6 +85,8 @@ def export_run(
                 "the folder holds no finished run (adapter/ or model/), adapter or model", path=run
             )
     base_folder = Path(info_folder) if info_folder else None
+    if str(base_gguf) == "bundled":
+        base_gguf = bundled_gguf_path()
     if base_gguf is None:
         if info_gguf:
             base_gguf = info_gguf
