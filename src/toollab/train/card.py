@@ -102,7 +102,10 @@ def render_run_card(
         + " |",
     ]
     if result.resumed_from:
-        lines += ["", f"Resumed from `{result.resumed_from}`; the figures are this session's."]
+        lines += [
+            "",
+            f"Resumed from `{result.resumed_from}`; the figures are those of the resumed part.",
+        ]
     specs = _model_specs(cfg, result, base_gguf)
     lines += ["", "## Use it", "", "```"]
     if specs:
