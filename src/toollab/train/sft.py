@@ -636,7 +636,8 @@ def train_sft(
     )
     if main:
         _write_json(out / "run.json", record)
-        card = render_run_card(cfg, res, mixture.counts, record["base"]["gguf"], sys.argv)
+        gguf = str(base.gguf) if base.gguf else None
+        card = render_run_card(cfg, res, mixture.counts, gguf, sys.argv)
         for folder in (out, final):  # over PEFT's and TRL's placeholder cards
             write_text_atomic(folder / CARD_NAME, card)
     return res
