@@ -125,6 +125,7 @@ def _overrides(a: dict[str, Any]) -> dict[str, Any]:
         ),
         **({"validation_fraction": 0.0} if a.get("no_eval") else {}),
         **({"torch_compile": True} if a.get("compile") else {}),
+        **({"learning_rate": a["lr"]} if a.get("lr") else {}),
     }
 
 
@@ -327,6 +328,7 @@ def main() -> None:
     ap.add_argument("--no-eval", action="store_true", help="no validation split, no eval passes")
     ap.add_argument("--val-loss", type=int, default=0, help="held-out loss on N examples after")
     ap.add_argument("--steps-new", type=int, default=0, help="steps of the new run (same tokens)")
+    ap.add_argument("--lr-new", type=float, default=0.0, help="learning rate of the new run")
     ap.add_argument("--kit", default="", help="folder with cfg/ and tok/ (no bundled model)")
     ap.add_argument("--batch-size", type=int, default=0, help="sequences a step, no accumulation")
     ap.add_argument("--recipe", default=RECIPE_NAME, help="recipe of this tree (new, plain)")
@@ -364,6 +366,7 @@ def main() -> None:
                 "no_eval": ns.no_eval,
                 "val_loss": ns.val_loss,
                 "compile": ns.compile and which != "old",
+                "lr": ns.lr_new if which != "old" else 0.0,
             }
             env = {**os.environ, "PYTHONPATH": str(tree / "src")}
             proc = subprocess.run(

@@ -17,7 +17,11 @@
 #       joins the GGUF and checks its SHA-256, converts it once, runs every recipe side by side
 #       (each its own process), and writes $OUT/<recipe>.tgz: the final adapter in float16, the
 #       run's run.json and its log (runs/<recipe>.log); a run still going after TOOLLAB_GPU_SECONDS (default 420)
-#       is stopped and its newest checkpoint's adapter is packed instead (the log says so)
+#       is stopped and its newest checkpoint's adapter is packed instead (the log says so).
+#       With TOOLLAB_GPU_CURVE=K, K of each SFT run's checkpoints, evenly spaced from the first to
+#       the last kept, are packed as well, each into $OUT/<recipe>-step-<N>.tgz (at most 8 files
+#       come back: recipes x (K + 1) <= 8), for a curve of the figures against steps
+#       (benchmarks/bench_curve.py)
 # Here again:
 #   scripts/recipe-gpu.sh fetch DIR                # DIR/<recipe>.tgz -> runs/<recipe>/
 set -euo pipefail
@@ -26,6 +30,7 @@ B=build/gpu-b
 KEEP=${TOOLLAB_GPU_KEEP:-/root/toollab-gpu}
 PY=${PYTHON:-python3}
 SECONDS_BUDGET=${TOOLLAB_GPU_SECONDS:-420}
+CURVE=${TOOLLAB_GPU_CURVE:-0}
 WHEELS="trl==1.16.0 datasets==5.2.0 dill==0.4.1 multiprocess==0.70.19 pydantic==2.14.4
   pydantic-core==2.50.5 annotated-types typing-inspection typing-extensions jsonschema
   jsonschema-specifications referencing rpds-py jsonpointer gguf==0.19.0"
@@ -142,7 +147,7 @@ _pack() {  # _pack NAME RUN_DIR STATUS: the adapter (float16), run.json and the 
   tar -czf "$out/$name.tgz" -C "$(dirname "$run")" "${keep[@]}"
 }
 
-_pack_adapter() {  # _pack_adapter RUN_DIR STATUS: RUN_DIR/packed, its adapter or newest checkpoint in float16
+_pack_adapter() {  # _pack_adapter DIR STATUS: DIR/packed, DIR's adapter (a run's, or a checkpoint's own) or newest checkpoint in float16
   local run=$1 status=$2
   "$PY" - "$run" "$status" <<'EOF'
 import json
@@ -152,7 +157,7 @@ from pathlib import Path
 from safetensors.torch import load_file, save_file
 
 run, status = Path(sys.argv[1]), sys.argv[2]
-src = run / "adapter"
+src = run if (run / "adapter_model.safetensors").is_file() else run / "adapter"
 if not (src / "adapter_model.safetensors").is_file():
     steps = sorted(run.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
     steps = [p for p in steps if (p / "adapter_model.safetensors").is_file()]
@@ -168,6 +173,27 @@ save_file({k: v.half().contiguous() for k, v in tensors.items()}, str(dest / "ad
 (dest / "status.json").write_text(json.dumps({"status": status, "source": src.name}))
 print(run, status, src.name)
 EOF
+}
+
+_pack_curve() {  # _pack_curve NAME: $CURVE of runs/NAME's checkpoints, evenly spaced, each into $OUT/NAME-step-N.tgz
+  local name=$1 out=${OUT:-/tmp} ckpt
+  ((CURVE > 0)) || return 0
+  for ckpt in $("$PY" - "runs/$name" "$CURVE" <<'EOF'
+import sys
+from pathlib import Path
+
+run, k = Path(sys.argv[1]), int(sys.argv[2])
+steps = [p for p in run.glob("checkpoint-*") if (p / "adapter_model.safetensors").is_file()]
+steps.sort(key=lambda p: int(p.name.split("-")[1]))
+if steps:
+    k = min(k, len(steps))
+    picks = sorted({len(steps) - 1 - round(i * (len(steps) - 1) / max(k - 1, 1)) for i in range(k)})
+    print("\n".join(steps[i].name for i in picks))
+EOF
+  ); do
+    _pack_adapter "runs/$name/$ckpt" "checkpoint of a curve" >/dev/null || continue
+    tar -czf "$out/$name-step-${ckpt#checkpoint-}.tgz" -C runs "$name/$ckpt/packed"
+  done
 }
 
 _pack_glpft() {  # _pack_glpft NAME STATUS: each stage's adapter (float16) and run.json, the log
@@ -223,6 +249,7 @@ train() {
       _pack_glpft "${names[$i]}" "$status"
     else
       _pack "${names[$i]}" "runs/${names[$i]}" "$status" || echo "${names[$i]}: nothing to pack"
+      _pack_curve "${names[$i]}"
     fi
   done
 }
@@ -230,7 +257,8 @@ train() {
 fetch() {
   local dir=${1:?usage: $0 fetch DIR} f
   mkdir -p runs
-  for f in "$dir"/*.tgz; do tar -xzf "$f" -C runs; echo "runs/$(basename "$f" .tgz)"; done
+  # a recipe's adapter lands in runs/<recipe>/packed, a curve's checkpoint in runs/<recipe>/checkpoint-<N>/packed
+  for f in "$dir"/*.tgz; do tar -xzf "$f" -C runs; echo "runs/$(tar -tzf "$f" | head -n1 | cut -d/ -f1-2)"; done
 }
 
 "${1:-train}" "${@:2}"
