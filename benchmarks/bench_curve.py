@@ -170,6 +170,12 @@ def parse_point(spec: str) -> Point:
     return Point(label, source)
 
 
+def _order(point: Point) -> tuple[int, int]:
+    """base first, then checkpoints by step (a shell glob sorts checkpoint-50 after -450)."""
+    step = re.fullmatch(r"step-(\d+)", point.label)
+    return (0, 0) if point.source == "base" else (1, int(step[1])) if step else (2, 0)
+
+
 def _run(argv: list[str], log: Path) -> None:
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w", encoding="utf-8") as f:
@@ -244,7 +250,7 @@ def main() -> None:
             "generate --env all --split validation --n 6 --seed 0 --out val.jsonl"
         )
     chosen = [known[k] for k in keys]
-    points = [parse_point(s) for s in args.points]
+    points = sorted(map(parse_point, args.points), key=_order)
     labels = [p.label for p in points]
     if len(set(labels)) != len(labels):
         raise SystemExit(f"two points share a label: {labels}; name them LABEL=PATH")
